@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The subvisor-fake-child program.
+export {};

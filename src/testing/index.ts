@@ -1,0 +1,2 @@
+// Public entry of subvisor/testing: the fake child kit.
+export {};

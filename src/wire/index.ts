@@ -1,0 +1,8 @@
+// Public entry of `subvisor/wire`: the pure protocol core (types, codec, sequence numbers, state table).
+export * from './constants.js';
+export * from './types.js';
+export { decode, encode, validate, isSeq, isTooLarge } from './codec.js';
+export { createSender, createReceiver, rejectionAck } from './sequence.js';
+export type { Sender, Receiver } from './sequence.js';
+export { decide, advance, isTerminal } from './state.js';
+export type { Decision, ControlAction, InternalEvent } from './state.js';

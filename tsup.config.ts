@@ -1,0 +1,20 @@
+// Build configuration: ESM-only bundles with declarations, one entry per public subpath and bin.
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'wire/index': 'src/wire/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/fake-child': 'src/testing/fake-child.ts',
+    'cli/supervise': 'src/cli/supervise.ts',
+  },
+  format: ['esm'],
+  target: 'node20',
+  platform: 'node',
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  splitting: true,
+  shims: false,
+});
