@@ -4,5 +4,6 @@ export * from './types.js';
 export { decode, encode, validate, isSeq, isTooLarge } from './codec.js';
 export { createSender, createReceiver, rejectionAck } from './sequence.js';
 export type { Sender, Receiver } from './sequence.js';
-export { decide, advance, isTerminal } from './state.js';
+export { decide, advance, isTerminal, RUN_STATES, INTERNAL_EVENTS } from './state.js';
+export { WIRE_EVENT_TYPES, WIRE_CONTROL_TYPES } from './schema.js';
 export type { Decision, ControlAction, InternalEvent } from './state.js';

@@ -1,7 +1,7 @@
 // Sequence numbers: a sender that stamps increasing seq values and a receiver that enforces them.
-import { decode, encode } from './codec.js';
+import { decode, encodeSnapshot, snapshot } from './codec.js';
 import { WIRE_VERSION } from './constants.js';
-import type { DecodeResult, Direction, EncodeResult, MessageOf, PayloadOf, Rejection } from './types.js';
+import type { DecodeResult, Direction, EncodeResult, JsonObject, MessageOf, PayloadOf, Rejection } from './types.js';
 
 export interface Sender<D extends Direction> {
   /**
@@ -16,13 +16,30 @@ export interface Sender<D extends Direction> {
   readonly lastSeq: number;
 }
 
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['v', 'seq', 'type', 'run']);
+
+/**
+ * Creates the seq-stamping side of one direction for `run`. The first line gets `startAfter + 1`.
+ * `next` never throws: a payload that cannot be read or encoded is rejected (`invalid`) and the seq is
+ * not used up; once the counter reaches 2^53-1, every further line is rejected as `invalid`.
+ */
 export function createSender<D extends Direction>(direction: D, run: string, startAfter = 0): Sender<D> {
   let lastSeq = startAfter;
   return {
     next(type, payload) {
-      const envelope = { v: WIRE_VERSION, seq: lastSeq + 1, type, run };
-      const message = Object.assign({ ...envelope }, payload, envelope);
-      const result = encode(message, direction);
+      const copied = snapshot(payload ?? {});
+      if (!copied.ok) return copied;
+      const fields = copied.value;
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
+        return { ok: false, rejection: { code: 'invalid', reason: 'payload must be an object', fatal: false } };
+      }
+      const message: JsonObject = { v: WIRE_VERSION, seq: lastSeq + 1, type, run };
+      for (const key of Object.keys(fields)) {
+        if (ENVELOPE_KEYS.has(key)) continue;
+        const value = fields[key];
+        Object.defineProperty(message, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      const result = encodeSnapshot(message, direction);
       if (result.ok) lastSeq += 1;
       return result;
     },
@@ -48,7 +65,7 @@ export function createReceiver<D extends Direction>(direction: D): Receiver<D> {
   const outOfOrder = (seq: number, source: { type?: unknown; run?: unknown }) => {
     const rejection: Rejection = {
       code: 'out-of-order',
-      reason: `seq ${seq} is not greater than the last seq ${lastSeq}`,
+      reason: `seq ${seq} does not follow ${lastSeq}`,
       fatal: false,
     };
     if (typeof source.type === 'string') rejection.type = source.type;

@@ -23,83 +23,113 @@ export interface Decision {
 /** Internal events that move a run without a control. */
 export type InternalEvent = 'started' | 'turn-done' | 'final-turn-done' | 'deadline' | 'fatal';
 
-const TERMINAL: ReadonlySet<RunState> = new Set<RunState>(['done', 'cancelled', 'failed', 'timed-out']);
+/** Every run state, in lifecycle order. */
+export const RUN_STATES: readonly RunState[] = [
+  'starting',
+  'ready',
+  'running',
+  'closing',
+  'finalizing',
+  'done',
+  'cancelled',
+  'failed',
+  'timed-out',
+];
+
+/** Every internal event `advance` understands. */
+export const INTERNAL_EVENTS: readonly InternalEvent[] = [
+  'started',
+  'turn-done',
+  'final-turn-done',
+  'deadline',
+  'fatal',
+];
+
+const TERMINAL: ReadonlySet<unknown> = new Set<RunState>(['done', 'cancelled', 'failed', 'timed-out']);
 
 export function isTerminal(state: RunState): state is TerminalState {
   return TERMINAL.has(state);
 }
 
-const accepted = (next: RunState, action: ControlAction): Decision => ({ status: 'accepted', next, action });
-const rejected = (state: RunState, reason: string): Decision => ({ status: 'rejected', next: state, reason });
-const applied = (state: RunState): Decision => ({ status: 'applied', next: state });
+type ActiveState = Exclude<RunState, TerminalState>;
+type Row = Readonly<Record<WireControlType, Decision>>;
 
-/** Looks up a (state, control) pair of the seed's table, with Fen's rejection reasons. */
-export function decide(state: RunState, control: WireControlType | string): Decision {
-  if (isTerminal(state)) return rejected(state, `run is ${state}`);
-  if (control === 'cancel') return accepted('cancelled', 'cancel');
-  switch (state) {
-    case 'starting':
-      return rejected(state, 'child is not ready');
-    case 'ready':
-      switch (control) {
-        case 'prompt':
-        case 'steer':
-        case 'follow-up':
-          return accepted('running', 'start-turn');
-        case 'finalize':
-          return accepted('finalizing', 'start-final-turn');
-        case 'close':
-          return accepted('done', 'finish');
-      }
-      break;
-    case 'running':
-      switch (control) {
-        case 'prompt':
-          return rejected(state, 'a turn is running; send steer or follow-up');
-        case 'steer':
-          return accepted('running', 'queue-steer');
-        case 'follow-up':
-          return accepted('running', 'queue-follow-up');
-        case 'finalize':
-          return accepted('finalizing', 'interrupt-turn');
-        case 'close':
-          return accepted('closing', 'close-after-turn');
-      }
-      break;
-    case 'closing':
-      switch (control) {
-        case 'finalize':
-          return accepted('finalizing', 'interrupt-turn');
-        case 'close':
-          return applied(state);
-        case 'prompt':
-        case 'steer':
-        case 'follow-up':
-          return rejected(state, 'run is closing');
-      }
-      break;
-    case 'finalizing':
-      switch (control) {
-        case 'finalize':
-        case 'close':
-          return applied(state);
-        case 'prompt':
-        case 'steer':
-        case 'follow-up':
-          return rejected(state, 'run is finalizing');
-      }
-      break;
-  }
-  return rejected(state, `unknown control type: ${control}`);
+const accept = (next: RunState, action: ControlAction): Decision => ({ status: 'accepted', next, action });
+const apply = (state: RunState): Decision => ({ status: 'applied', next: state });
+const reject = (state: RunState, reason: string): Decision => ({ status: 'rejected', next: state, reason });
+const CANCEL = accept('cancelled', 'cancel');
+
+/** Rows that reject the three turn-starting controls for one reason. */
+function refusingTurns(state: ActiveState, reason: string): Pick<Row, 'prompt' | 'steer' | 'follow-up'> {
+  return { prompt: reject(state, reason), steer: reject(state, reason), 'follow-up': reject(state, reason) };
+}
+
+/** The seed's (state, control) table with Fen's rejection reasons; terminal rows are built below. */
+const TABLE: Readonly<Record<ActiveState, Row>> = {
+  starting: {
+    ...refusingTurns('starting', 'child is not ready'),
+    finalize: reject('starting', 'child is not ready'),
+    close: reject('starting', 'child is not ready'),
+    cancel: CANCEL,
+  },
+  ready: {
+    prompt: accept('running', 'start-turn'),
+    steer: accept('running', 'start-turn'),
+    'follow-up': accept('running', 'start-turn'),
+    finalize: accept('finalizing', 'start-final-turn'),
+    close: accept('done', 'finish'),
+    cancel: CANCEL,
+  },
+  running: {
+    prompt: reject('running', 'a turn is running; send steer or follow-up'),
+    steer: accept('running', 'queue-steer'),
+    'follow-up': accept('running', 'queue-follow-up'),
+    finalize: accept('finalizing', 'interrupt-turn'),
+    close: accept('closing', 'close-after-turn'),
+    cancel: CANCEL,
+  },
+  closing: {
+    ...refusingTurns('closing', 'run is closing'),
+    finalize: accept('finalizing', 'interrupt-turn'),
+    close: apply('closing'),
+    cancel: CANCEL,
+  },
+  finalizing: {
+    ...refusingTurns('finalizing', 'run is finalizing'),
+    finalize: apply('finalizing'),
+    close: apply('finalizing'),
+    cancel: CANCEL,
+  },
+};
+
+function rowOf(state: RunState): Row | undefined {
+  if (Object.hasOwn(TABLE, state)) return TABLE[state as ActiveState];
+  return undefined;
 }
 
 /**
- * Moves a run on an internal event. `turn-done` returns running to ready, finishes a closing run and,
- * in finalizing, is the interrupted turn unwinding: the tool-free turn follows, so the state stays.
- * `final-turn-done` is the end of the tool-free turn. Terminal states never move.
+ * Looks up a (state, control) pair of the seed's table, with Fen's rejection reasons. A rejected or
+ * applied control leaves the state unchanged (`next` is the current state). Every control is rejected
+ * in a terminal state ("run is <state>"); an unknown state or control is rejected too.
+ */
+export function decide(state: RunState, control: WireControlType | string): Decision {
+  if (isTerminal(state)) return reject(state, `run is ${state}`);
+  const row = rowOf(state);
+  const entry = row !== undefined && Object.hasOwn(row, control) ? row[control as WireControlType] : undefined;
+  if (entry === undefined) return reject(state, `no transition for ${String(control)} in state ${String(state)}`);
+  return { ...entry };
+}
+
+/**
+ * Moves a run on an internal event (the facts file's second table). `started` readies a starting run;
+ * `turn-done` returns running to ready, finishes a closing run and, in finalizing, is the interrupted
+ * turn unwinding before the tool-free turn starts, so the run stays finalizing; `final-turn-done` (the
+ * end of the tool-free turn) finishes a finalizing run; `deadline` and `fatal` end any non-terminal
+ * run as timed-out and failed. An event that cannot happen in a state, and every event in a terminal
+ * state, leaves the state unchanged.
  */
 export function advance(state: RunState, event: InternalEvent): RunState {
-  if (isTerminal(state)) return state;
+  if (isTerminal(state) || rowOf(state) === undefined) return state;
   switch (event) {
     case 'started':
       return state === 'starting' ? 'ready' : state;

@@ -142,8 +142,16 @@ export type WireMessage = WireEvent | WireControl;
 /** The message type a direction carries. */
 export type MessageOf<D extends Direction> = D extends 'event' ? WireEvent : WireControl;
 
-/** A message as handed to a sender: the payload fields of one type, without the envelope. */
-export type PayloadOf<M> = M extends unknown ? Omit<M, keyof Envelope> : never;
+/** A type's declared fields, without the index signature that admits unknown extras. */
+type DeclaredFields<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+/**
+ * A message as handed to a sender: the declared payload fields of one type (required ones required),
+ * without the envelope; unknown extra fields stay allowed.
+ */
+export type PayloadOf<M> = M extends unknown
+  ? Omit<DeclaredFields<M>, keyof Envelope> & { [extra: string]: unknown }
+  : never;
 
 export type RejectionCode =
   | 'malformed'
@@ -165,7 +173,7 @@ export interface Rejection {
   type?: string;
   /** The line's `run` when the line parsed to an object whose `run` is a string. */
   run?: string;
-  /** Schema errors, one per failed field, for `invalid` and `invalid-payload`. */
+  /** Schema errors, one per failed field: on `invalid-payload`, and on `invalid` for a missing v or bad envelope. */
   errors?: string[];
 }
 
