@@ -1,2 +1,6 @@
-// Public entry of subvisor: supervised runs (filled in by the run module).
-export {};
+// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome).
+export { spawnRun } from './run/spawn-run.js';
+export { ControlRefusedError } from './run/errors.js';
+export type { ControlRefusalCode } from './run/errors.js';
+export type * from './run/types.js';
+export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';

@@ -1,3 +1,22 @@
 #!/usr/bin/env node
-// The subvisor-fake-child program.
-export {};
+// The subvisor-fake-child program: a scripted child speaking Fen's wire protocol exactly like `fen --presenter rpc`.
+import { configFrom, USAGE, UsageError } from './child/config.js';
+import { GRANDCHILD_FLAG, runGrandchild } from './child/misbehaviours.js';
+import { FakeChildRun } from './child/run.js';
+
+function main(argv: string[]): void {
+  if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv[1]);
+  if (argv[0] === '--help' || argv[0] === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  new FakeChildRun(configFrom(argv[0], process.env)).start();
+}
+
+try {
+  main(process.argv.slice(2));
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`subvisor-fake-child: ${message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
+  process.exit(1);
+}

@@ -1,0 +1,129 @@
+// Reads the event file: whole lines from the tail, decoded and seq-checked by the wire receiver, run id checked.
+import { createReceiver, MAX_LINE_BYTES } from '../wire/index.js';
+import type { RejectionCode, WireEvent } from '../wire/index.js';
+import { LineTail } from './line-tail.js';
+
+/** Codes of a rejected event line: the codec's, plus the channel's own failures. */
+export type ReaderRejectionCode = RejectionCode | 'foreign-run' | 'event-file-truncated' | 'read-error';
+
+/** A line (or the file) that did not yield an event. Fatal ones stop the reader. */
+export interface ReaderRejection {
+  code: ReaderRejectionCode;
+  reason: string;
+  fatal: boolean;
+  seq?: number;
+  /** The line's `type` field when readable. */
+  type?: string;
+  /** The line's `run` field when readable. */
+  run?: string;
+  errors?: string[];
+}
+
+export interface EventReaderHandlers {
+  /** A valid event of this run, in order. */
+  event(event: WireEvent): void;
+  /** A rejected line; after a fatal one nothing more is read. */
+  rejected(rejection: ReaderRejection): void;
+}
+
+export interface EventReaderOptions {
+  /** Safety poll period of the tail. Default 500 ms. */
+  pollMs?: number;
+  /** While it returns true, reading pauses (backpressure). */
+  shouldPause?: () => boolean;
+}
+
+/**
+ * Decodes the child's event file for run `runId`. Every line ends up as exactly one `event` or one
+ * `rejected` call; a version mismatch, an event for another run, a truncated file or a read error is
+ * fatal and stops the reader (the protocol has no way to resynchronize).
+ */
+export class EventReader {
+  readonly #tail: LineTail;
+  readonly #receiver = createReceiver('event');
+  readonly #handlers: EventReaderHandlers;
+  readonly #runId: string;
+
+  constructor(path: string, runId: string, handlers: EventReaderHandlers, options: EventReaderOptions = {}) {
+    this.#runId = runId;
+    this.#handlers = handlers;
+    this.#tail = new LineTail(
+      path,
+      {
+        line: (text) => this.#line(text),
+        oversize: () =>
+          this.#reject({
+            code: 'too-large',
+            reason: `an event line reached ${MAX_LINE_BYTES} bytes before its newline; skipped`,
+            fatal: false,
+          }),
+        incomplete: (bytes) =>
+          this.#reject({
+            code: 'malformed',
+            reason: `the event file ends with an incomplete line (${bytes} bytes without a newline)`,
+            fatal: false,
+          }),
+        truncated: (size, offset) =>
+          this.#reject({
+            code: 'event-file-truncated',
+            reason: `event file truncated: its size ${size} is below the read offset ${offset}`,
+            fatal: true,
+          }),
+        failed: (error) =>
+          this.#reject({ code: 'read-error', reason: `reading the event file failed: ${error.message}`, fatal: true }),
+      },
+      options,
+    );
+  }
+
+  /** True once the reader stopped (finished, closed, or after a fatal rejection). */
+  get stopped(): boolean {
+    return this.#tail.stopped;
+  }
+
+  /** Starts tailing. Throws when the event file cannot be opened. */
+  start(): void {
+    this.#tail.start();
+  }
+
+  /** Reads what is available now (e.g. after backpressure eased). */
+  drain(): void {
+    this.#tail.drain();
+  }
+
+  /** The final drain after the child exited; then closes. */
+  finish(): void {
+    this.#tail.finish();
+  }
+
+  /** Stops reading and releases every handle. Idempotent. */
+  close(): void {
+    this.#tail.close();
+  }
+
+  #line(text: string): void {
+    const result = this.#receiver.receive(text);
+    if (!result.ok) {
+      this.#reject({ ...result.rejection });
+      return;
+    }
+    const event = result.message;
+    if (event.run !== this.#runId) {
+      this.#reject({
+        code: 'foreign-run',
+        reason: `event for run ${JSON.stringify(event.run)} in the channel of run ${JSON.stringify(this.#runId)}`,
+        fatal: true,
+        seq: event.seq,
+        type: event.type,
+        run: event.run,
+      });
+      return;
+    }
+    this.#handlers.event(event);
+  }
+
+  #reject(rejection: ReaderRejection): void {
+    if (rejection.fatal) this.#tail.close();
+    this.#handlers.rejected(rejection);
+  }
+}

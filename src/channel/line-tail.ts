@@ -1,0 +1,296 @@
+// Tails an append-only file as whole lines: fs.watch wake-ups, a slow safety poll, synchronous bounded reads.
+import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
+import { MAX_LINE_BYTES } from '../wire/index.js';
+
+/** What a {@link LineTail} reports. Handlers run synchronously inside a drain and must not throw. */
+export interface LineTailHandlers {
+  /** One whole line (without its newline), shorter than `MAX_LINE_BYTES` bytes. */
+  line(text: string): void;
+  /** A line reached `MAX_LINE_BYTES` bytes before its newline: reported once, then skipped to its newline. */
+  oversize(): void;
+  /** The file ended with bytes after the last newline when the tail finished (a line cut short). */
+  incomplete(bytes: number): void;
+  /** The file shrank below the read offset. Fatal: the tail stops. */
+  truncated(size: number, offset: number): void;
+  /** Reading failed. Fatal: the tail stops. */
+  failed(error: Error): void;
+}
+
+export interface LineTailOptions {
+  /**
+   * Safety poll period: catches any wake-up fs.watch missed. Default 500 ms. While polls find nothing
+   * new the period doubles, up to 8 times this (4 s by default), and drops back as soon as data arrives.
+   */
+  pollMs?: number;
+  /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
+  shouldPause?: () => boolean;
+}
+
+const NEWLINE = 0x0a;
+const CHUNK_BYTES = 64 * 1024;
+/** An idle tail's safety poll slows down to this many times its base period. */
+const MAX_POLL_BACKOFF = 8;
+/** Period of the one timer that runs every tail's safety poll. */
+const POLL_TICK_MS = 100;
+
+/**
+ * All open tails share one unref'd timer (hundreds of idle runs must not mean hundreds of timers);
+ * each tail decides on each tick whether its own poll is due.
+ */
+const polledTails = new Set<LineTail>();
+let pollTicker: NodeJS.Timeout | undefined;
+
+function startPolling(tail: LineTail): void {
+  polledTails.add(tail);
+  if (pollTicker === undefined) {
+    pollTicker = setInterval(() => {
+      const now = Date.now();
+      for (const each of polledTails) each.pollIfDue(now);
+    }, POLL_TICK_MS);
+    pollTicker.unref();
+  }
+}
+
+function stopPolling(tail: LineTail): void {
+  polledTails.delete(tail);
+  if (polledTails.size === 0 && pollTicker !== undefined) {
+    clearInterval(pollTicker);
+    pollTicker = undefined;
+  }
+}
+
+/**
+ * Reads a file that another process appends lines to. Every wake-up drains everything available
+ * (no per-tick cap) in 64 KiB synchronous reads into one reused buffer; only whole lines are handed
+ * on, a partial last line waits in a bounded buffer for its newline. Memory stays bounded whatever
+ * the writer does: an oversize line is never held, a pause leaves unread bytes in the file.
+ */
+export class LineTail {
+  readonly #path: string;
+  readonly #handlers: LineTailHandlers;
+  readonly #pollMs: number;
+  readonly #shouldPause: () => boolean;
+  readonly #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** Holds a partial line between reads; allocated on first use, never larger than MAX_LINE_BYTES. */
+  #partial: Buffer | undefined;
+  #partialLength = 0;
+  /** Inside an oversize line: discard until its newline. */
+  #skipping = false;
+  #offset = 0;
+  #fd: number | undefined;
+  #watcher: FSWatcher | undefined;
+  /** Current safety poll period (backs off while idle) and when the next poll is due. */
+  #pollEvery: number;
+  #nextPollAt = 0;
+  #draining = false;
+  #drainAgain = false;
+  #finishAfterDrain = false;
+  #stopped = false;
+
+  constructor(path: string, handlers: LineTailHandlers, options: LineTailOptions = {}) {
+    this.#path = path;
+    this.#handlers = handlers;
+    this.#pollMs = options.pollMs ?? 500;
+    this.#pollEvery = this.#pollMs;
+    this.#shouldPause = options.shouldPause ?? (() => false);
+  }
+
+  /** Bytes consumed so far (the read offset). */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  /** True once the tail stopped (finished, closed, or failed). */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Opens the file (which must exist), starts the watcher and the poll, and drains once. Throws on open errors. */
+  start(): void {
+    this.#fd = openSync(this.#path, 'r');
+    try {
+      this.#watcher = watch(this.#path, { persistent: false }, () => this.drain());
+      this.#watcher.on('error', () => {
+        // The safety poll keeps reading; a broken watcher only costs latency.
+        this.#watcher?.close();
+        this.#watcher = undefined;
+      });
+    } catch {
+      this.#watcher = undefined;
+    }
+    this.#nextPollAt = Date.now() + this.#pollEvery;
+    startPolling(this);
+    this.drain();
+  }
+
+  /** @internal The shared poll timer's tick: drains when this tail's safety poll is due, backing off while idle. */
+  pollIfDue(now: number): void {
+    if (now < this.#nextPollAt) return;
+    const before = this.#offset;
+    this.drain();
+    if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
+    this.#nextPollAt = now + this.#pollEvery;
+  }
+
+  /** Reads everything available now, unless paused. Safe to call at any time, also re-entrantly. */
+  drain(): void {
+    this.#run(false);
+  }
+
+  /**
+   * The last drain, after the writer is gone: reads everything left (ignoring the pause), reports an
+   * unterminated last line as `incomplete`, then closes.
+   */
+  finish(): void {
+    if (this.#stopped) return;
+    if (this.#draining) {
+      // Called from a handler: finish once the running drain returns.
+      this.#finishAfterDrain = true;
+      return;
+    }
+    this.#run(true);
+    if (!this.#stopped) {
+      const leftover = this.#skipping ? 0 : this.#partialLength;
+      if (leftover > 0) this.#handlers.incomplete(leftover);
+    }
+    this.close();
+  }
+
+  /** Stops reading and releases the fd, the watcher and the timer. Idempotent. */
+  close(): void {
+    this.#stopped = true;
+    stopPolling(this);
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    if (this.#fd !== undefined) {
+      try {
+        closeSync(this.#fd);
+      } catch {
+        // Already closed: nothing leaks.
+      }
+      this.#fd = undefined;
+    }
+    this.#partial = undefined;
+    this.#partialLength = 0;
+  }
+
+  #run(ignorePause: boolean): void {
+    if (this.#stopped || this.#fd === undefined) return;
+    if (this.#draining) {
+      // A handler asked for a drain (e.g. a resume): the running loop picks it up.
+      this.#drainAgain = true;
+      return;
+    }
+    this.#draining = true;
+    try {
+      do {
+        this.#drainAgain = false;
+        this.#readAvailable(ignorePause);
+      } while (this.#drainAgain && !this.#stopped);
+    } finally {
+      this.#draining = false;
+    }
+    if (this.#finishAfterDrain) {
+      this.#finishAfterDrain = false;
+      this.finish();
+    }
+  }
+
+  #readAvailable(ignorePause: boolean): void {
+    const fd = this.#fd;
+    if (fd === undefined) return;
+    // Paused: not even an fstat (a slow consumer must not cost a syscall per wake-up).
+    if (!ignorePause && this.#shouldPause()) return;
+    let size: number;
+    try {
+      size = fstatSync(fd).size;
+    } catch (error) {
+      this.#fail(error as Error);
+      return;
+    }
+    if (size < this.#offset) {
+      // Reads at the old offset would silently return nothing: the lines in between are lost.
+      const offset = this.#offset;
+      this.close();
+      this.#handlers.truncated(size, offset);
+      return;
+    }
+    for (;;) {
+      if (this.#stopped) return;
+      if (!ignorePause && this.#shouldPause()) return;
+      let bytes: number;
+      try {
+        bytes = readSync(fd, this.#chunk, 0, CHUNK_BYTES, this.#offset);
+      } catch (error) {
+        this.#fail(error as Error);
+        return;
+      }
+      if (bytes === 0) return;
+      this.#offset += bytes;
+      if (this.#pollEvery !== this.#pollMs) {
+        // Data flows again: back to the base safety poll.
+        this.#pollEvery = this.#pollMs;
+        this.#nextPollAt = Math.min(this.#nextPollAt, Date.now() + this.#pollMs);
+      }
+      this.#split(bytes);
+    }
+  }
+
+  /** Hands on every whole line of the first `length` bytes of the chunk; keeps (or skips) the rest. */
+  #split(length: number): void {
+    const chunk = this.#chunk;
+    let start = 0;
+    while (start < length && !this.#stopped) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 || newline >= length ? -1 : newline;
+      if (end === -1) {
+        this.#keepPartial(start, length);
+        return;
+      }
+      this.#completeLine(start, end);
+      start = end + 1;
+    }
+  }
+
+  #completeLine(start: number, end: number): void {
+    if (this.#skipping) {
+      this.#skipping = false;
+      return;
+    }
+    const total = this.#partialLength + (end - start);
+    if (total >= MAX_LINE_BYTES) {
+      this.#partialLength = 0;
+      this.#handlers.oversize();
+      return;
+    }
+    if (this.#partialLength === 0) {
+      this.#handlers.line(this.#chunk.toString('utf8', start, end));
+      return;
+    }
+    const partial = this.#partial!;
+    this.#chunk.copy(partial, this.#partialLength, start, end);
+    this.#partialLength = 0;
+    this.#handlers.line(partial.toString('utf8', 0, total));
+  }
+
+  #keepPartial(start: number, end: number): void {
+    if (this.#skipping) return;
+    const total = this.#partialLength + (end - start);
+    if (total >= MAX_LINE_BYTES) {
+      // Report now and drop what we hold: the rest of this line is skipped as it arrives.
+      this.#partialLength = 0;
+      this.#skipping = true;
+      this.#handlers.oversize();
+      return;
+    }
+    this.#partial ??= Buffer.allocUnsafe(MAX_LINE_BYTES);
+    this.#chunk.copy(this.#partial, this.#partialLength, start, end);
+    this.#partialLength = total;
+  }
+
+  #fail(error: Error): void {
+    this.close();
+    this.#handlers.failed(error);
+  }
+}

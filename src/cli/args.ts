@@ -1,0 +1,170 @@
+// Parses supervise's command line (node:util parseArgs) into checked, typed options.
+import { parseArgs } from 'node:util';
+import { parseDuration } from './duration.js';
+import { UsageError } from './usage-error.js';
+
+export type OutputMode = 'text' | 'events' | 'json';
+
+export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
+
+/** Everything needed to start and watch one run, as given on the command line. */
+export interface CliOptions {
+  command: string;
+  args: string[];
+  /** --task TEXT */
+  task?: string;
+  /** --task-file FILE */
+  taskFile?: string;
+  output: OutputMode;
+  /** --controls FILE, or '-' for standard input. */
+  controls?: string;
+  runId?: string;
+  cwd?: string;
+  timeoutMs?: number;
+  killGraceMs?: number;
+  readyTimeoutMs?: number;
+  finalizeGraceMs?: number;
+  keepAlive: boolean;
+  stateDir?: string;
+  keepFiles: boolean;
+  env: Record<string, string>;
+  quiet: boolean;
+}
+
+export type ParsedCommandLine = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; options: CliOptions };
+
+const OPTION_SPEC = {
+  task: { type: 'string' },
+  'task-file': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  controls: { type: 'string' },
+  'run-id': { type: 'string' },
+  cwd: { type: 'string' },
+  timeout: { type: 'string' },
+  grace: { type: 'string' },
+  'ready-timeout': { type: 'string' },
+  'finalize-grace': { type: 'string' },
+  'keep-alive': { type: 'boolean' },
+  'state-dir': { type: 'string' },
+  'keep-files': { type: 'boolean' },
+  env: { type: 'string', multiple: true },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+const HELP_HINT = "Run 'supervise --help' for the options.";
+
+/** Rewrites parseArgs' own errors so that they name the option and the fix in supervise's words. */
+function usageErrorFrom(error: unknown): UsageError {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? 'an option';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(
+        `unknown option ${option}. If it belongs to the child command, put it after '--'. ${HELP_HINT}`,
+      );
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return new UsageError(`option ${option} needs a value, as in ${option} VALUE. ${HELP_HINT}`);
+    default:
+      return new UsageError(`${message} ${HELP_HINT}`);
+  }
+}
+
+function duration(name: string, value: string | undefined, allowZero: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseDuration(value, allowZero);
+  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
+  return parsed.ms;
+}
+
+function nonEmpty(name: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.length === 0) throw new UsageError(`--${name} is empty; give it a value.`);
+  return value;
+}
+
+/** KEY=VALUE pairs of --env; the FEN_WIRE_* variables belong to supervise and cannot be overridden. */
+function parseEnv(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0) {
+      throw new UsageError(`--env "${pair}" is not KEY=VALUE; write it like --env API_KEY=secret.`);
+    }
+    const key = pair.slice(0, equals);
+    if (key.includes('\0') || pair.includes('\0')) throw new UsageError(`--env "${key}" contains a NUL byte.`);
+    if (key.startsWith('FEN_WIRE_')) {
+      throw new UsageError(`--env ${key}: the FEN_WIRE_* variables are set by supervise; use --run-id or --timeout instead.`);
+    }
+    env[key] = pair.slice(equals + 1);
+  }
+  return env;
+}
+
+/** Parses argv (without node and the script path). Throws UsageError on any mistake. */
+export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });
+  } catch (error) {
+    throw usageErrorFrom(error);
+  }
+  const { values, positionals, tokens } = parsed;
+  if (values.help === true) return { kind: 'help' };
+  if (values.version === true) return { kind: 'version' };
+
+  const terminator = tokens.findIndex((token) => token.kind === 'option-terminator');
+  const strayPositional = tokens.find(
+    (token, index) => token.kind === 'positional' && (terminator === -1 || index < terminator),
+  );
+  if (strayPositional !== undefined && strayPositional.kind === 'positional') {
+    throw new UsageError(
+      `unexpected argument "${strayPositional.value}" before '--'; the child command goes after '--', as in: supervise --task '...' -- fen --presenter rpc`,
+    );
+  }
+  const [command, ...args] = positionals;
+  if (command === undefined || command.length === 0) {
+    throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- fen --presenter rpc`);
+  }
+
+  if (values.task !== undefined && values['task-file'] !== undefined) {
+    throw new UsageError('--task and --task-file both given; use only one of them.');
+  }
+  const output = values.output ?? 'text';
+  if (!(OUTPUT_MODES as readonly string[]).includes(output)) {
+    throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
+  }
+  const controls = nonEmpty('controls', values.controls);
+  if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {
+    throw new UsageError(
+      '--controls - reads controls from standard input, so the task cannot come from there too; give --task or --task-file.',
+    );
+  }
+
+  const options: CliOptions = {
+    command,
+    args,
+    output: output as OutputMode,
+    keepAlive: values['keep-alive'] === true,
+    keepFiles: values['keep-files'] === true,
+    env: parseEnv(values.env ?? []),
+    quiet: values.quiet === true,
+  };
+  const optional: Partial<CliOptions> = {
+    task: values.task,
+    taskFile: nonEmpty('task-file', values['task-file']),
+    controls,
+    runId: nonEmpty('run-id', values['run-id']),
+    cwd: nonEmpty('cwd', values.cwd),
+    stateDir: nonEmpty('state-dir', values['state-dir']),
+    timeoutMs: duration('timeout', values.timeout, false),
+    killGraceMs: duration('grace', values.grace, true),
+    readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
+    finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) Object.assign(options, { [key]: value });
+  }
+  return { kind: 'run', options };
+}

@@ -1,0 +1,99 @@
+// Sends the controls read from --controls to the run and reports each one's ack and delivery (stderr and events).
+import type { Ack, Run } from '../run/types.js';
+import { describeControl, parseControlLine, type ControlRequest } from './control-line.js';
+import type { EventMarks } from './event-marks.js';
+import type { SplitLine } from './line-splitter.js';
+import type { LocalEvent, OutputWriter } from './output.js';
+
+/** Where control reports go. */
+export interface ControlReporting {
+  say(text: string): void;
+  writer: OutputWriter;
+  /** Reports wait until the event loop passed the child's ack or delivery notice they are about. */
+  marks: EventMarks;
+}
+
+function send(run: Run, control: ControlRequest): Promise<Ack> {
+  switch (control.type) {
+    case 'prompt':
+      return run.prompt(control.text);
+    case 'steer':
+      return run.steer(control.text);
+    case 'follow-up':
+      return run.followUp(control.text);
+    case 'finalize':
+      return run.finalize(control.note);
+    case 'cancel':
+      return run.cancel();
+    case 'close':
+      return run.close();
+  }
+}
+
+export class ControlDispatcher {
+  private readonly reports: Promise<void>[] = [];
+
+  constructor(
+    private readonly run: Run,
+    private readonly reporting: ControlReporting,
+  ) {}
+
+  /** Handles one line of the controls source; never throws. */
+  line(line: SplitLine): void {
+    if (line.kind === 'too-long') {
+      this.invalid(line.lineNumber, `longer than ${line.limit} bytes`);
+      return;
+    }
+    const parsed = parseControlLine(line.text);
+    if (parsed.kind === 'skip') return;
+    if (parsed.kind === 'invalid') {
+      this.invalid(line.lineNumber, parsed.reason);
+      return;
+    }
+    this.reports.push(this.dispatch(line.lineNumber, parsed.control));
+  }
+
+  /** Resolves when every control sent so far has been reported (acks and deliveries settle by the run's end). */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.reports);
+  }
+
+  private invalid(line: number, reason: string): void {
+    this.reporting.say(`controls line ${line} skipped: ${reason}`);
+    this.report({ type: 'supervise-invalid-control', line, reason });
+  }
+
+  private report(event: LocalEvent): void {
+    this.reports.push(this.reporting.writer.local(event));
+  }
+
+  private async dispatch(line: number, control: ControlRequest): Promise<void> {
+    const what = describeControl(control);
+    let ack: Ack;
+    try {
+      ack = await send(this.run, control);
+    } catch (error) {
+      // The Run API refuses locally (ControlRefusedError: empty text, too large, run ended) without writing a line.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.reporting.say(`controls line ${line}: ${what} refused: ${reason}`);
+      await this.reporting.writer.local({ type: 'supervise-control', line, control: control.type, status: 'refused', reason });
+      return;
+    }
+    await this.reporting.marks.ack(ack.seq);
+    const reason = ack.reason === undefined ? '' : `: ${ack.reason}`;
+    this.reporting.say(`controls line ${line}: ${what} ${ack.status} (seq ${ack.seq})${reason}`);
+    await this.reporting.writer.local({
+      type: 'supervise-control',
+      line,
+      control: control.type,
+      status: ack.status,
+      seq: ack.seq,
+      ...(ack.reason === undefined ? {} : { reason: ack.reason }),
+    });
+    if (ack.delivery === undefined) return;
+    const delivery = await ack.delivery;
+    await this.reporting.marks.delivery(ack.seq);
+    this.reporting.say(`controls line ${line}: ${control.type} (seq ${ack.seq}) ${delivery}`);
+    await this.reporting.writer.local({ type: 'supervise-delivery', line, control: control.type, seq: ack.seq, delivery });
+  }
+}

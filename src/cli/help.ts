@@ -1,0 +1,101 @@
+// The --help text and the --version lookup.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EXIT_CODE_HELP } from './exit-codes.js';
+
+/** Option rows of --help: the flag and its description lines, aligned into two columns. */
+type HelpRow = readonly [flag: string, ...lines: string[]];
+
+const FLAG_COLUMN = 29;
+
+function section(title: string, rows: readonly HelpRow[]): string {
+  const body = rows.map(([flag, first = '', ...rest]) =>
+    [`  ${flag.padEnd(FLAG_COLUMN - 2)}${first}`, ...rest.map((line) => `${' '.repeat(FLAG_COLUMN)}${line}`)].join('\n'),
+  );
+  return `${title}:\n${body.join('\n')}`;
+}
+
+export function helpText(): string {
+  const exitCodes = EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
+  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+
+Usage:
+  supervise [options] -- <child command> [args...]
+
+The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
+not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
+warnings and errors go to stderr.
+
+${section('Task', [
+  ['--task TEXT', 'the task'],
+  ['--task-file FILE', 'read the task from FILE (trailing newlines dropped)'],
+])}
+
+${section('Output', [
+  ['-o, --output MODE', 'text    the whole final answer, once, at the end (default)',
+    'events  one JSON object per line: every run event (camelCase), the',
+    '        supervise-* control reports, and last {"type":"outcome",...}',
+    'json    the outcome object, once'],
+  ['-q, --quiet', 'no progress on stderr (control acks, warnings and errors still show)'],
+])}
+
+${section('Controls while it runs', [
+  ['--controls FILE', 'one control per line, from a file, a named pipe (mkfifo) that other',
+    "processes write to, or '-' for standard input (then the task must come",
+    'from --task or --task-file). A line is one of:',
+    '  steer TEXT | follow-up TEXT | prompt TEXT | finalize [NOTE] | cancel | close',
+    '  {"type":"steer","text":"..."}   (wire JSON without v, seq, run)',
+    'Blank lines and # comments are skipped; invalid lines are reported and',
+    'skipped. Each ack (and each steer/follow-up delivery) is reported.'],
+])}
+
+${section('Run options', [
+  ['--run-id ID', 'run id shared with the child (default: a random UUID)'],
+  ['--cwd DIR', 'working directory of the child'],
+  ['--env KEY=VALUE', 'extra environment for the child (repeatable)'],
+  ['--timeout DURATION', 'deadline of the whole run; past it the run is timed-out'],
+  ['--grace DURATION', 'kill grace: wait this long before SIGTERM, and again before SIGKILL (3s)'],
+  ['--ready-timeout DURATION', 'how long the child may take to say ready (30s)'],
+  ['--finalize-grace DURATION', 'how long a finalize may take before supervise cancels (120s)'],
+  ['--keep-alive', 'keep the run open in ready for more prompts; it ends with a close,',
+    'finalize or cancel control, the timeout, or a signal'],
+  ['--state-dir DIR', 'where the private run directory is made (default: the temp dir)'],
+  ['--keep-files', 'keep the run directory (control and event files) for debugging'],
+  ['-h, --help', 'show this help'],
+  ['--version', 'show the version'],
+])}
+
+Durations: 1500ms, 90s, 10m, 1h; a plain number is seconds.
+
+Signals: the first SIGINT, SIGTERM or SIGHUP cancels the run and lets the kill-after-grace
+backstop reap it (exit 130); a second one kills the child's process tree at once.
+
+Exit codes:
+${exitCodes}
+
+Examples:
+  supervise --task 'Inspect the README' -- fen --presenter rpc > answer.md
+  git diff | supervise --timeout 10m -- fen --presenter rpc
+  supervise -o events --task 'Fix the tests' -- fen --presenter rpc | jq -c 'select(.type=="tool-call")'
+  mkfifo ctl; supervise --task 'Refactor' --controls ctl -- fen --presenter rpc &
+  echo 'steer look at docs/ first' > ctl
+  supervise --task 'Say hi' -- subvisor-fake-child demo
+`;
+}
+
+/** The version from subvisor's package.json, found by walking up from this file (it may sit in a chunk). */
+export function packageVersion(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === 'subvisor' && typeof manifest.version === 'string') return manifest.version;
+    } catch {
+      // no readable package.json here: keep walking up
+    }
+    const parent = dirname(directory);
+    if (parent === directory) return 'unknown';
+    directory = parent;
+  }
+}

@@ -1,0 +1,194 @@
+// Runs supervise end to end: arguments, task, spawnRun, controls, signals, progress, output and the exit code.
+import { statSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { spawnRun } from '../run/spawn-run.js';
+import type { Outcome, Run, RunEvent, RunOptions } from '../run/types.js';
+import { parseCommandLine, type CliOptions } from './args.js';
+import { openControlsSource, type ControlsSource } from './controls-source.js';
+import { ControlDispatcher } from './controls.js';
+import { EventMarks } from './event-marks.js';
+import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
+import { helpText, packageVersion } from './help.js';
+import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from './output.js';
+import { formatElapsed, Progress, progressModeFor } from './progress.js';
+import { handleSignals } from './signals.js';
+import { readTask } from './task-source.js';
+import { tokensOf } from './usage-tokens.js';
+import { UsageError } from './usage-error.js';
+
+/** The process streams supervise talks through (injectable so the wiring stays testable). */
+export interface CliStreams {
+  /** Created on first use only: touching process.stdin opens a handle. */
+  stdin: () => Readable;
+  stdinIsTTY: boolean;
+  stdout: OutputStream;
+  stderr: Writable & { isTTY?: boolean };
+}
+
+/** The longest tail of the child's own output shown on stderr when a run did not end done. */
+const OUTPUT_TAIL_SHOWN = 2000;
+
+function requireDirectory(option: string, path: string | undefined): void {
+  if (path === undefined) return;
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (error) {
+    throw new UsageError(`--${option} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'cannot stat it'}; give an existing directory.`);
+  }
+  if (!isDirectory) throw new UsageError(`--${option} ${path} is not a directory; give an existing directory.`);
+}
+
+function runOptionsFrom(options: CliOptions, task: string): RunOptions {
+  const runOptions: RunOptions = {
+    command: options.command,
+    args: options.args,
+    task,
+    env: options.env,
+    keepAlive: options.keepAlive,
+    keepFiles: options.keepFiles,
+    // supervise owns SIGINT/SIGTERM: first = cancel with the normal backstop, second = kill now.
+    handleParentSignals: false,
+  };
+  if (options.runId !== undefined) runOptions.runId = options.runId;
+  if (options.cwd !== undefined) runOptions.cwd = options.cwd;
+  if (options.stateDir !== undefined) runOptions.stateDir = options.stateDir;
+  if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
+  if (options.killGraceMs !== undefined) runOptions.killGraceMs = options.killGraceMs;
+  if (options.readyTimeoutMs !== undefined) runOptions.readyTimeoutMs = options.readyTimeoutMs;
+  if (options.finalizeGraceMs !== undefined) runOptions.finalizeGraceMs = options.finalizeGraceMs;
+  return runOptions;
+}
+
+/** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
+function summarize(outcome: Outcome, progress: Progress): void {
+  const tokens = tokensOf(outcome.usage);
+  const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
+  if (tokens !== undefined) details.push(`${tokens} tokens`);
+  details.push(formatElapsed(outcome.durationMs));
+  const error = outcome.error === undefined ? '' : `: ${outcome.error}`;
+  progress.say(`run ${outcome.status} (${details.join(', ')})${error}`);
+  if (outcome.status === 'done' && outcome.truncated) {
+    progress.say(`warning: the answer is truncated${outcome.truncationNote === undefined ? '' : `: ${outcome.truncationNote}`}`);
+  } else if (outcome.status === 'done' && outcome.finalText === undefined) {
+    progress.say('warning: the run ended done without an answer');
+  }
+  if (outcome.status !== 'done' && outcome.outputTail.trim().length > 0) {
+    const tail = outcome.outputTail.slice(-OUTPUT_TAIL_SHOWN).trimEnd();
+    progress.say(`the child's last output:\n${tail}`);
+  }
+}
+
+async function watch(run: Run, progress: Progress, writer: OutputWriter, marks: EventMarks): Promise<void> {
+  try {
+    for await (const event of run) {
+      progress.event(event);
+      reportNotable(event, progress);
+      await writer.event(event);
+      marks.passed(event);
+    }
+  } finally {
+    marks.end();
+  }
+}
+
+/** Events worth a message in every progress mode: rejected lines and the child's own errors. */
+function reportNotable(event: RunEvent, progress: Progress): void {
+  if (event.type === 'rejected') {
+    progress.say(`rejected an event line (${event.code}${event.fatal ? ', fatal' : ''}): ${event.reason}`);
+  } else if (event.type === 'error' && event.error !== undefined) {
+    progress.say(`the child reported an error: ${event.error}`);
+  }
+}
+
+async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
+  requireDirectory('cwd', options.cwd);
+  requireDirectory('state-dir', options.stateDir);
+  const task = await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
+
+  // The controls source is opened before the run so that a bad path is a usage error with nothing started;
+  // its lines (and its end) arrive asynchronously, once the run, the dispatcher and the progress below exist.
+  let dispatcher: ControlDispatcher | undefined;
+  let controls: ControlsSource | undefined;
+  if (options.controls !== undefined) {
+    controls = openControlsSource(options.controls, {
+      line: (line) => dispatcher?.line(line),
+      end: (error) => {
+        if (error !== undefined) progress.say(`reading controls stopped: ${error.message}`);
+      },
+    });
+  }
+
+  let run: Run;
+  try {
+    run = spawnRun(runOptionsFrom(options, task.text));
+  } catch (error) {
+    controls?.close();
+    throw new UsageError(`cannot start the run: ${(error as Error).message}`);
+  }
+  const stdout = new Stdout(streams.stdout);
+  const writer = createOutputWriter(options.output, stdout);
+  const progress = new Progress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr);
+  const marks = new EventMarks();
+  dispatcher = new ControlDispatcher(run, { say: (text) => progress.say(text), writer, marks });
+  progress.started(run.id, run.pid);
+  run.on('state', (state) => progress.state(state));
+
+  const removeSignalHandlers = handleSignals({
+    cancel: (signal) => {
+      progress.say(`${signal}: cancelling the run (send it again to kill the child at once)`);
+      void run.terminate(`supervise received ${signal}`);
+    },
+    killNow: (signal) => {
+      progress.say(`${signal} again: killing the child's process tree now`);
+      void run.kill(`supervise received ${signal} twice`);
+    },
+  });
+  stdout.onGone(() => {
+    progress.say('stdout was closed by its reader; cancelling the run');
+    void run.terminate('stdout closed');
+  });
+
+  let outcome: Outcome;
+  try {
+    await watch(run, progress, writer, marks);
+  } finally {
+    outcome = await run.outcome;
+    controls?.close();
+    removeSignalHandlers();
+  }
+  await dispatcher.settled();
+  progress.stop();
+  summarize(outcome, progress);
+  await writer.outcome(outcome);
+
+  const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed });
+  if (stdout.isGone && code === EXIT.done) {
+    progress.say('stdout closed before the answer was written');
+    return EXIT.failed;
+  }
+  return code;
+}
+
+/** Parses argv and runs; resolves with the exit code after everything was written. Never rejects. */
+export async function main(argv: readonly string[], streams: CliStreams): Promise<ExitCode> {
+  try {
+    const parsed = parseCommandLine(argv);
+    if (parsed.kind === 'help') {
+      await new Stdout(streams.stdout).write(helpText());
+      return EXIT.done;
+    }
+    if (parsed.kind === 'version') {
+      await new Stdout(streams.stdout).write(`${packageVersion()}\n`);
+      return EXIT.done;
+    }
+    return await supervise(parsed.options, streams);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      streams.stderr.write(`supervise: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    streams.stderr.write(`supervise: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return EXIT.failed;
+  }
+}

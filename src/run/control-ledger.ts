@@ -1,0 +1,132 @@
+// The ack and delivery ledger: which controls await an ack, who awaits it, and which texts await injection.
+import type { WireControlType } from '../wire/index.js';
+import type { Ack, AckOrigin, Delivery } from './types.js';
+
+interface Waiter {
+  type: WireControlType;
+  origin: AckOrigin;
+  resolve: (ack: Ack) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export interface ControlLedgerEvents {
+  /** A control promise settled (answered, timed out, or given up). */
+  ack(ack: Ack, type: WireControlType, origin: AckOrigin): void;
+  /** An accepted steer/follow-up was injected or dropped. */
+  delivery(seq: number, delivery: Delivery): void;
+}
+
+/**
+ * Bookkeeping of written controls. `unacked` feeds the state mirror (it needs the type of the control
+ * an ack names) and is independent of the promises: a control whose promise timed out is still
+ * mirrored when its late ack comes. Settling is deferred by the caller (`after` lists) so that a
+ * control's promise resumes only after the event that answered it was published.
+ */
+export class ControlLedger {
+  /** Controls written and not yet acknowledged, by seq. */
+  readonly #unacked = new Map<number, WireControlType>();
+  /** Control promises waiting for their ack, by seq. */
+  readonly #waiters = new Map<number, Waiter>();
+  /** Accepted steers/follow-ups waiting for injection, by seq. */
+  readonly #deliveries = new Map<number, (delivery: Delivery) => void>();
+  readonly #events: ControlLedgerEvents;
+
+  constructor(events: ControlLedgerEvents) {
+    this.#events = events;
+  }
+
+  /** Controls written and not answered yet. */
+  get unacked(): number {
+    return this.#unacked.size;
+  }
+
+  /** Accepted steers/follow-ups neither injected nor dropped yet. */
+  get undelivered(): number {
+    return this.#deliveries.size;
+  }
+
+  /**
+   * Records a written control nobody awaits (the parent's own close/cancel): its answer still reaches
+   * the `ack` listener.
+   */
+  written(seq: number, type: WireControlType): void {
+    this.#unacked.set(seq, type);
+    this.#waiters.set(seq, { type, origin: 'auto', resolve: () => undefined, timer: undefined });
+  }
+
+  /** Records a written control and returns the promise of its ack (`unanswered` after `timeoutMs`). */
+  awaitAck(seq: number, type: WireControlType, origin: AckOrigin, timeoutMs: number | undefined): Promise<Ack> {
+    this.#unacked.set(seq, type);
+    return new Promise<Ack>((resolve) => {
+      const waiter: Waiter = { type, origin, resolve, timer: undefined };
+      if (timeoutMs !== undefined) {
+        waiter.timer = setTimeout(() => {
+          this.#waiters.delete(seq);
+          this.#settle(waiter, { status: 'unanswered', reason: `no answer within ${timeoutMs} ms`, seq });
+        }, timeoutMs);
+        waiter.timer.unref();
+      }
+      this.#waiters.set(seq, waiter);
+    });
+  }
+
+  /**
+   * Takes the control an ack names out of the ledger; undefined when it names none of ours (or was
+   * already answered): such an ack changes nothing.
+   */
+  take(ref: number): WireControlType | undefined {
+    const type = this.#unacked.get(ref);
+    if (type !== undefined) this.#unacked.delete(ref);
+    return type;
+  }
+
+  /**
+   * Answers the waiter of control `seq` (if any) with `ack`, adding `delivery` for an accepted
+   * steer/follow-up: `injected` at once when its text started a turn, else pending until injected or
+   * dropped. Settling is pushed onto `after`.
+   */
+  answer(ack: Ack, type: WireControlType, startedTurn: boolean, after: Array<() => void>): void {
+    const seq = ack.seq;
+    if (ack.status === 'accepted' && (type === 'steer' || type === 'follow-up')) {
+      if (startedTurn) {
+        ack.delivery = Promise.resolve('injected');
+        after.push(() => this.#events.delivery(seq, 'injected'));
+      } else {
+        ack.delivery = new Promise<Delivery>((resolve) => this.#deliveries.set(seq, resolve));
+      }
+    }
+    const waiter = this.#waiters.get(seq);
+    if (waiter === undefined) return;
+    this.#waiters.delete(seq);
+    after.push(() => this.#settle(waiter, ack));
+  }
+
+  /** Settles the delivery of control `seq`, if it awaits one. */
+  deliver(seq: number, delivery: Delivery, after: Array<() => void>): void {
+    const resolve = this.#deliveries.get(seq);
+    if (resolve === undefined) return;
+    this.#deliveries.delete(seq);
+    after.push(() => {
+      resolve(delivery);
+      this.#events.delivery(seq, delivery);
+    });
+  }
+
+  /** The child can no longer answer: waiting acks become `unanswered`, waiting deliveries `dropped`. */
+  giveUp(): void {
+    const after: Array<() => void> = [];
+    for (const [seq, waiter] of this.#waiters) {
+      after.push(() => this.#settle(waiter, { status: 'unanswered', reason: 'the run ended before the child answered', seq }));
+    }
+    this.#waiters.clear();
+    this.#unacked.clear();
+    for (const seq of [...this.#deliveries.keys()]) this.deliver(seq, 'dropped', after);
+    for (const settle of after) settle();
+  }
+
+  #settle(waiter: Waiter, ack: Ack): void {
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+    waiter.resolve(ack);
+    this.#events.ack(ack, waiter.type, waiter.origin);
+  }
+}

@@ -1,0 +1,24 @@
+// The error a control method rejects with when subvisor refuses a control locally (no line is written).
+import type { WireControlType } from '../wire/index.js';
+
+/** Which rule refused a control. */
+export type ControlRefusalCode = 'empty-text' | 'too-large' | 'invalid' | 'run-ended';
+
+/**
+ * Rejection of a control method that subvisor refused without writing a line: empty steer/follow-up
+ * text (`empty-text`), a control line of 65536 bytes or more (`too-large`), a control the codec cannot
+ * encode (`invalid`), or any control after the run ended (`run-ended`).
+ */
+export class ControlRefusedError extends Error {
+  override readonly name = 'ControlRefusedError';
+
+  constructor(
+    /** Which rule refused it. */
+    readonly code: ControlRefusalCode,
+    /** The control type that was refused. */
+    readonly control: WireControlType,
+    message: string,
+  ) {
+    super(message);
+  }
+}

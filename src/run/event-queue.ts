@@ -1,0 +1,127 @@
+// One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
+import type { RunEvent } from './types.js';
+
+/** Past this many consumed entries the array is compacted, so a long run does not keep its history. */
+const COMPACT_AFTER = 1024;
+
+/**
+ * The async iterator behind `for await (const event of run)`. Pushed events wait here until the
+ * consumer takes them; `end()` marks the last one. `return()` (a `break` out of the loop) detaches
+ * the queue from the run, which goes on.
+ */
+export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIterable<RunEvent> {
+  #items: RunEvent[];
+  #head = 0;
+  #ended = false;
+  #closed = false;
+  /** A consumer waiting in `next()` (one event) or `nextBatch()` (everything available). */
+  #waiter: ((event: RunEvent | undefined) => void) | undefined;
+  readonly #onTaken: (queue: EventQueue) => void;
+  readonly #onClosed: (queue: EventQueue) => void;
+
+  constructor(
+    initial: RunEvent[],
+    ended: boolean,
+    onTaken: (queue: EventQueue) => void,
+    onClosed: (queue: EventQueue) => void,
+  ) {
+    this.#items = initial;
+    this.#ended = ended;
+    this.#onTaken = onTaken;
+    this.#onClosed = onClosed;
+  }
+
+  /** Events waiting for the consumer. */
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+
+  /** True while the consumer is still attached (not broken out, not past the end). */
+  get active(): boolean {
+    return !this.#closed;
+  }
+
+  push(event: RunEvent): void {
+    if (this.#closed || this.#ended) return;
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter(event);
+      return;
+    }
+    this.#items.push(event);
+  }
+
+  /** No more events will come: the consumer finishes after the queued ones. */
+  end(): void {
+    this.#ended = true;
+    if (this.size === 0) this.#finish();
+  }
+
+  next(): Promise<IteratorResult<RunEvent, undefined>> {
+    if (this.size > 0) {
+      const items = this.#items;
+      const value = items[this.#head]!;
+      // Drop the reference at once: a consumed event must not stay alive in the queue.
+      (items as Array<RunEvent | undefined>)[this.#head] = undefined;
+      this.#head++;
+      if (this.#head === items.length) {
+        // Empty again (the common case for a consumer that keeps up): start over.
+        this.#items = [];
+        this.#head = 0;
+      } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
+        this.#items = items.slice(this.#head);
+        this.#head = 0;
+      }
+      this.#onTaken(this);
+      if (this.#ended && this.size === 0) this.#finish();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#closed || this.#ended) {
+      this.#finish();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => {
+      this.#waiter = (event) => resolve(event === undefined ? { value: undefined, done: true } : { value: event, done: false });
+    });
+  }
+
+  /** Everything waiting now as one array (at least one event), or done. One promise per batch, not per event. */
+  nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+    if (this.size > 0) {
+      const batch = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+      this.#items = [];
+      this.#head = 0;
+      this.#onTaken(this);
+      if (this.#ended) this.#finish();
+      return Promise.resolve({ value: batch, done: false });
+    }
+    if (this.#closed || this.#ended) {
+      this.#finish();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => {
+      this.#waiter = (event) => resolve(event === undefined ? { value: undefined, done: true } : { value: [event], done: false });
+    });
+  }
+
+  return(): Promise<IteratorResult<RunEvent, undefined>> {
+    this.#finish();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#items = [];
+    this.#head = 0;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.(undefined);
+    this.#onClosed(this);
+  }
+}

@@ -1,0 +1,110 @@
+// Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
+import type { ExitEvent, JsonObject, ResultEvent } from '../wire/index.js';
+import type { Answer } from './answer.js';
+import type { ProcessExit, ProcessReport } from './supervised-process.js';
+import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types.js';
+
+/** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
+export interface Verdict {
+  status: OutcomeStatus;
+  code: OutcomeErrorCode;
+  error: string;
+}
+
+/** The final verdict, and whether it is the child's own `exit`. */
+export interface FinalVerdict extends Verdict {
+  fromChild: boolean;
+}
+
+export interface VerdictInputs {
+  command: string;
+  exit: ProcessExit;
+  /** A fatal rejection seen on the event channel. */
+  protocolFailure: Verdict | undefined;
+  /** The child's `exit` event, if it wrote one. */
+  exitEvent: ExitEvent | undefined;
+  /** The parent's reason to end the run, if it had one. */
+  parentVerdict: Verdict | undefined;
+}
+
+/**
+ * Decides the status once the process is gone. A spawn error or a protocol failure wins. Then the
+ * child's own `exit`: its status stands (a child that finished `done` while being cancelled did
+ * finish), and a non-done status takes the parent's error code when the parent asked for exactly
+ * that. Without an `exit` event the parent's reason stands, or else the crash is reported.
+ */
+export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
+  const { exit, protocolFailure, exitEvent, parentVerdict } = inputs;
+  if (exit.spawnError !== undefined) {
+    const code = exit.spawnError.code === undefined ? '' : ` (${exit.spawnError.code})`;
+    return {
+      status: 'failed',
+      code: 'spawn-failed',
+      error: `could not start ${JSON.stringify(inputs.command)}${code}: ${exit.spawnError.message}`,
+      fromChild: false,
+    };
+  }
+  if (protocolFailure !== undefined) return { ...protocolFailure, fromChild: false };
+  if (exitEvent !== undefined) {
+    const status = exitEvent.status;
+    if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };
+    const asked = parentVerdict?.status === status ? parentVerdict : undefined;
+    return {
+      status,
+      code: asked?.code ?? 'child-error',
+      error: exitEvent.error ?? asked?.error ?? `the child exited ${status}`,
+      fromChild: true,
+    };
+  }
+  if (parentVerdict !== undefined) return { ...parentVerdict, fromChild: false };
+  const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+  return { status: 'failed', code: 'no-exit-event', error: `the child ${how} without an exit event`, fromChild: false };
+}
+
+export interface OutcomeInputs {
+  runId: string;
+  verdict: FinalVerdict;
+  report: ProcessReport;
+  answer: Answer | undefined;
+  result: ResultEvent | undefined;
+  /** Usage summed from every turn-complete (used when the result has none). */
+  turnUsage: JsonObject | undefined;
+  turns: number;
+  rejectedLines: number;
+  durationMs: number;
+}
+
+/** Builds the outcome record. A run that ended `done` without a result has a missing answer: `truncated` with a note. */
+export function buildOutcome(inputs: OutcomeInputs): Outcome {
+  const { verdict, report, answer, result } = inputs;
+  const outcome: Outcome = {
+    runId: inputs.runId,
+    status: verdict.status,
+    truncated: false,
+    turns: inputs.turns,
+    spawnFailed: verdict.code === 'spawn-failed' && !verdict.fromChild,
+    exitCode: report.exitCode,
+    signal: report.signal,
+    killed: report.killed,
+    escalated: report.escalated,
+    rejectedLines: inputs.rejectedLines,
+    outputTail: report.outputTail,
+    durationMs: inputs.durationMs,
+  };
+  if (verdict.status !== 'done' || !verdict.fromChild) {
+    outcome.error = verdict.error;
+    outcome.errorCode = verdict.code;
+  }
+  if (answer !== undefined) {
+    if (answer.finalText !== undefined) outcome.finalText = answer.finalText;
+    outcome.truncated = answer.truncated;
+    if (answer.truncationNote !== undefined) outcome.truncationNote = answer.truncationNote;
+  } else if (verdict.status === 'done') {
+    outcome.truncated = true;
+    outcome.truncationNote = 'the child exited done without sending a result';
+  }
+  if (result !== undefined) outcome.stopReason = result['stop-reason'];
+  const usage = result?.usage ?? inputs.turnUsage;
+  if (usage !== undefined) outcome.usage = usage;
+  return outcome;
+}

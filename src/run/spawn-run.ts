@@ -1,0 +1,107 @@
+// spawnRun: validates the options, applies the defaults and starts a supervised run.
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { createSender } from '../wire/index.js';
+import { SupervisedRun } from './run.js';
+import type { ResolvedRunOptions } from './run.js';
+import type { Run, RunOptions } from './types.js';
+
+/** Defaults of the optional durations and sizes. */
+export const RUN_DEFAULTS = {
+  killGraceMs: 3000,
+  finalizeGraceMs: 120_000,
+  readyTimeoutMs: 30_000,
+  maxFinalTextBytes: 64 * 1024 * 1024,
+  highWaterMark: 1024,
+  outputTailBytes: 64 * 1024,
+} as const;
+
+/**
+ * Starts a child agent over Fen's wire protocol and supervises it until its whole process tree is
+ * gone. See {@link RunOptions} and {@link Run}.
+ *
+ * Throws synchronously (a `TypeError` or `RangeError`) only on invalid options, before anything is
+ * started. Every later failure, including a command that cannot be spawned (`outcome.spawnFailed`),
+ * ends up in `run.outcome`, which never rejects.
+ */
+export function spawnRun(options: RunOptions): Run {
+  return new SupervisedRun(resolveOptions(options));
+}
+
+function resolveOptions(options: RunOptions): ResolvedRunOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
+  const { command } = options;
+  if (typeof command !== 'string' || command === '') throw new TypeError('options.command must be a non-empty string');
+  const args = options.args ?? [];
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
+    throw new TypeError('options.args must be an array of strings');
+  }
+  const runId = options.runId ?? randomUUID();
+  if (typeof runId !== 'string' || runId === '') throw new TypeError('options.runId must be a non-empty string');
+  const task = options.task;
+  if (task !== undefined) {
+    if (typeof task !== 'string') throw new TypeError('options.task must be a string');
+    const encoded = createSender('control', runId).next('prompt', { text: task });
+    if (!encoded.ok) throw new RangeError(`options.task cannot be sent as a prompt: ${encoded.rejection.reason}`);
+  }
+  if (options.timeoutMs !== undefined && options.deadline !== undefined) {
+    throw new TypeError('pass either options.timeoutMs or options.deadline, not both');
+  }
+  let deadlineMs: number | undefined;
+  if (options.timeoutMs !== undefined) deadlineMs = Date.now() + duration('timeoutMs', options.timeoutMs);
+  if (options.deadline !== undefined) {
+    deadlineMs = options.deadline instanceof Date ? options.deadline.getTime() : options.deadline;
+    if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs)) {
+      throw new TypeError('options.deadline must be a valid Date or epoch milliseconds');
+    }
+  }
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else if (typeof value === 'string') env[key] = value;
+    else throw new TypeError(`options.env.${key} must be a string or undefined`);
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new TypeError('options.signal must be an AbortSignal');
+  }
+  return {
+    command,
+    args,
+    task,
+    runId,
+    cwd: options.cwd,
+    env,
+    deadlineMs,
+    killGraceMs: duration('killGraceMs', options.killGraceMs ?? RUN_DEFAULTS.killGraceMs),
+    finalizeGraceMs: duration('finalizeGraceMs', options.finalizeGraceMs ?? RUN_DEFAULTS.finalizeGraceMs),
+    readyTimeoutMs: duration('readyTimeoutMs', options.readyTimeoutMs ?? RUN_DEFAULTS.readyTimeoutMs),
+    ackTimeoutMs: options.ackTimeoutMs === undefined ? undefined : duration('ackTimeoutMs', options.ackTimeoutMs),
+    keepAlive: options.keepAlive ?? false,
+    stateDir: options.stateDir ?? tmpdir(),
+    signal: options.signal,
+    maxFinalTextBytes: size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes),
+    keepFiles: options.keepFiles ?? false,
+    retainEvents: options.retainEvents ?? true,
+    highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
+    outputTailBytes: size('outputTailBytes', options.outputTailBytes ?? RUN_DEFAULTS.outputTailBytes),
+    handleParentSignals: options.handleParentSignals ?? true,
+  };
+}
+
+/** Largest delay setTimeout honours; longer ones would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function duration(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RangeError(`options.${name} must be a finite number of milliseconds >= 0`);
+  }
+  return Math.min(value, MAX_TIMER_MS);
+}
+
+function size(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new RangeError(`options.${name} must be an integer >= 0`);
+  }
+  return value;
+}

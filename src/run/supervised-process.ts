@@ -1,0 +1,255 @@
+// Spawns one child as a process-group leader and owns its life: exit detection, output tail, kill ladder.
+import { existsSync } from 'node:fs';
+import { execa } from 'execa';
+import type { ResultPromise } from 'execa';
+import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
+import type { KillStep } from './types.js';
+
+export interface SupervisedProcessOptions {
+  command: string;
+  args: readonly string[];
+  cwd?: string;
+  /** The complete environment of the child (nothing is merged in). */
+  env: Record<string, string>;
+  /** Grace at each step of the kill ladder. */
+  killGraceMs: number;
+  /**
+   * An environment entry (`NAME=value`) set in `env` and unique to this child: descendants inherit it,
+   * which finds them even after they left the group and their parent died.
+   */
+  marker?: string;
+  /** Bytes of combined stdout/stderr kept. */
+  outputTailBytes: number;
+  /** Each chunk of stdout/stderr as it arrives (raw bytes; the receiver decodes only when it needs text). */
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
+  onKill?: (step: KillStep) => void;
+}
+
+/** How the root process ended. */
+export interface ProcessExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the command could not be started at all (no exit follows). */
+  spawnError?: Error & { code?: string };
+}
+
+/** Everything known once the whole tree is gone. */
+export interface ProcessReport extends ProcessExit {
+  /** The ladder signalled the tree. */
+  killed: boolean;
+  /** SIGKILL was sent. */
+  escalated: boolean;
+  outputTail: string;
+}
+
+/** How often the ladder checks whether the tree is gone while it waits. */
+const GONE_POLL_MS = 50;
+/** Faster checks during the first moments of a wait, when a signalled tree is usually already gone. */
+const FAST_POLL_MS = 5;
+const FAST_POLL_WINDOW_MS = 100;
+/** After SIGKILL, how long to wait for the tree to disappear before reporting anyway (never hang). */
+const AFTER_KILL_WAIT_MS = 5000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One child process, started with no shell, stdin closed, as the leader of its own process group,
+ * with unbuffered pipes of which only a bounded tail is kept. Knows nothing about the wire protocol.
+ *
+ * `reaped` resolves once the root exited and no process of its tree is left: when something of the
+ * tree survives the root (or `backstop()` is called), the kill ladder runs: wait `killGraceMs`,
+ * SIGTERM the group and every known descendant, wait again, SIGKILL them all.
+ */
+export class SupervisedProcess {
+  readonly pid: number | undefined;
+  /** Resolves when the root exited or failed to spawn. */
+  readonly exited: Promise<ProcessExit>;
+  /** Resolves once the whole tree is gone (or SIGKILL was sent and the wait ran out). Never rejects. */
+  readonly reaped: Promise<ProcessReport>;
+
+  readonly #options: SupervisedProcessOptions;
+  readonly #tree: ProcessTree | undefined;
+  readonly #subprocess: ResultPromise | undefined;
+  readonly #output: Buffer[] = [];
+  #outputBytes = 0;
+  #exit: ProcessExit | undefined;
+  /** The ladder started by `backstop()`; `hurry()` may run a faster one beside it. */
+  #ladder: Promise<void> | undefined;
+  #hurried = false;
+  readonly #ladders = new Set<Promise<void>>();
+  #killed = false;
+  #escalated = false;
+  #resolveExited!: (exit: ProcessExit) => void;
+
+  constructor(options: SupervisedProcessOptions) {
+    this.#options = options;
+    this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    let subprocess: ResultPromise | undefined;
+    try {
+      subprocess = execa(options.command, [...options.args], {
+        cwd: options.cwd,
+        env: options.env,
+        extendEnv: false,
+        shell: false,
+        detached: true,
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+        buffer: false,
+        reject: false,
+        cleanup: false,
+        forceKillAfterDelay: false,
+        windowsHide: true,
+      });
+    } catch (error) {
+      this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
+    }
+    this.#subprocess = subprocess;
+    this.pid = subprocess?.pid;
+    if (subprocess !== undefined) {
+      // reject:false already turns failures into results; this only guards against the unexpected.
+      subprocess.catch(() => undefined);
+      let spawned = false;
+      subprocess.once('spawn', () => (spawned = true));
+      subprocess.on('error', (error) => {
+        if (!spawned && this.#exit === undefined) {
+          this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
+        }
+      });
+      subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
+      subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
+      subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
+    }
+    this.#tree = this.pid === undefined ? undefined : new ProcessTree(this.pid, options.marker);
+    if (this.#tree !== undefined) watchTree(this.#tree);
+    this.reaped = this.exited.then((exit) => this.#reap(exit));
+  }
+
+  /** True while the root process has not exited (and did spawn). */
+  get running(): boolean {
+    return this.pid !== undefined && this.#exit === undefined;
+  }
+
+  /**
+   * Starts the kill ladder unless it runs already: wait `killGraceMs` for the tree to go by itself
+   * (skipped when `immediate`), SIGTERM, wait again, SIGKILL. Idempotent.
+   */
+  backstop(immediate = false): void {
+    if (this.#tree === undefined || this.#ladder !== undefined) return;
+    this.#ladder = this.#startLadder(this.#tree, immediate ? 0 : this.#options.killGraceMs, this.#options.killGraceMs);
+  }
+
+  /** Runs a ladder with a shorter grace beside any running one (parent shutdown). Once. */
+  hurry(graceMs: number): void {
+    if (this.#tree === undefined || this.#hurried) return;
+    this.#hurried = true;
+    this.#startLadder(this.#tree, graceMs, graceMs);
+  }
+
+  /** Synchronously SIGKILLs the group and every known descendant (for the parent's 'exit' handler). */
+  killNow(): void {
+    if (this.#tree === undefined) return;
+    const pids = this.#tree.signal('SIGKILL');
+    if (pids.length === 0) return;
+    this.#killed = true;
+    this.#escalated = true;
+    this.#options.onKill?.({ signal: 'SIGKILL', pids });
+  }
+
+  /** Snapshot of descendants while the root still lives (called when the child says it is exiting). */
+  snapshot(): void {
+    if (this.running) this.#tree?.refresh();
+  }
+
+  #settleExit(exit: ProcessExit): void {
+    if (this.#exit !== undefined) return;
+    // Before anyone can conclude the tree is gone: find descendants orphaned by the root's death.
+    if (exit.spawnError === undefined) this.#tree?.sweep();
+    this.#exit = exit;
+    this.#resolveExited(exit);
+  }
+
+  #keep(chunk: Buffer, stream: 'stdout' | 'stderr'): void {
+    const limit = this.#options.outputTailBytes;
+    if (limit > 0) {
+      const kept = chunk.length > limit ? chunk.subarray(chunk.length - limit) : chunk;
+      this.#output.push(kept);
+      this.#outputBytes += kept.length;
+      while (this.#outputBytes - this.#output[0]!.length >= limit) this.#outputBytes -= this.#output.shift()!.length;
+    }
+    this.#options.onOutput?.(chunk, stream);
+  }
+
+  #outputTail(): string {
+    let tail = Buffer.concat(this.#output);
+    if (tail.length > this.#options.outputTailBytes) tail = tail.subarray(tail.length - this.#options.outputTailBytes);
+    // Skip UTF-8 continuation bytes cut at the front, so the tail starts on a whole character.
+    let start = 0;
+    while (start < tail.length && start < 3 && (tail[start]! & 0xc0) === 0x80) start++;
+    return tail.toString('utf8', start);
+  }
+
+  async #reap(exit: ProcessExit): Promise<ProcessReport> {
+    if (this.#tree !== undefined) {
+      // A grandchild may survive the root (lingering, ignoring signals, or in its own session).
+      if (this.#ladder === undefined && this.#tree.alive().length > 0) this.backstop();
+      while (this.#ladders.size > 0) await Promise.all(this.#ladders);
+      unwatchTree(this.#tree);
+    }
+    // Drop the pipes: a surviving holder must not keep this process alive or feed the tail.
+    this.#subprocess?.stdout?.destroy();
+    this.#subprocess?.stderr?.destroy();
+    return {
+      ...exit,
+      killed: this.#killed,
+      escalated: this.#escalated,
+      outputTail: this.#outputTail(),
+    };
+  }
+
+  #startLadder(tree: ProcessTree, firstWaitMs: number, graceMs: number): Promise<void> {
+    const ladder = this.#runLadder(tree, firstWaitMs, graceMs).finally(() => this.#ladders.delete(ladder));
+    this.#ladders.add(ladder);
+    return ladder;
+  }
+
+  async #runLadder(tree: ProcessTree, firstWaitMs: number, grace: number): Promise<void> {
+    if (firstWaitMs > 0 && (await this.#waitGone(tree, firstWaitMs))) return;
+    if (this.#exit !== undefined && tree.isGone()) return;
+    this.#killed = true;
+    this.#options.onKill?.({ signal: 'SIGTERM', pids: tree.signal('SIGTERM') });
+    if (await this.#waitGone(tree, grace)) return;
+    this.#escalated = true;
+    this.#options.onKill?.({ signal: 'SIGKILL', pids: tree.signal('SIGKILL') });
+    await this.#waitGone(tree, AFTER_KILL_WAIT_MS);
+  }
+
+  /**
+   * Waits until the root exited and nothing of the tree is alive; false when `ms` passed first. Wakes at
+   * once when the root exits, and polls fast right after a signal (a killed tree goes within milliseconds).
+   */
+  async #waitGone(tree: ProcessTree, ms: number): Promise<boolean> {
+    const start = Date.now();
+    const deadline = start + ms;
+    for (;;) {
+      if (this.#exit !== undefined && tree.isGone()) return true;
+      const now = Date.now();
+      const left = deadline - now;
+      if (left <= 0) return false;
+      const poll = now - start < FAST_POLL_WINDOW_MS ? FAST_POLL_MS : GONE_POLL_MS;
+      const nap = sleep(Math.min(poll, left));
+      await (this.#exit === undefined ? Promise.race([nap, this.exited]) : nap);
+    }
+  }
+}
+
+/** The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the command. */
+function spawnError(error: unknown, cwd: string | undefined): Error & { code?: string } {
+  const base: Error & { code?: string } = error instanceof Error ? error : new Error(String(error));
+  if (base.code === 'ENOENT' && cwd !== undefined && !existsSync(cwd)) {
+    const clear: Error & { code?: string } = new Error(`the working directory ${JSON.stringify(cwd)} does not exist`);
+    clear.code = 'ENOENT';
+    return clear;
+  }
+  return base;
+}

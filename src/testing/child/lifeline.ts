@@ -1,0 +1,60 @@
+// The fake child's lifelines: parent death, the safety cap, and a blocking sleep that still watches the parent.
+
+/** How often a blocking sleep looks up to check that the parent is still there. */
+const SLEEP_SLICE_MS = 50;
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/** Blocks the whole process (the child does one thing at a time, like an agent stuck in a tool). */
+function blockFor(ms: number): void {
+  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class Lifeline {
+  readonly started = Date.now();
+  private readonly initialParent = process.ppid;
+
+  /** `ownerPid`: the process that made this fake child (see CHILD_ENV.ownerPid), watched beside the parent. */
+  constructor(
+    private readonly maxLifeMs: number,
+    private readonly ownerPid?: number,
+  ) {}
+
+  /** Milliseconds since the child started. */
+  now(): number {
+    return Date.now() - this.started;
+  }
+
+  /**
+   * The parent died (the parent pid changed: the child was re-parented), or the process that made this fake
+   * child is gone (this also covers a parent that died before the child could record its pid).
+   */
+  parentGone(): boolean {
+    return process.ppid !== this.initialParent || (this.ownerPid !== undefined && !isRunning(this.ownerPid));
+  }
+
+  /** The safety cap (`maxLifeMs`) has passed. */
+  expired(): boolean {
+    return this.now() >= this.maxLifeMs;
+  }
+
+  /** Blocks for `ms`; returns early with false when the parent died meanwhile. */
+  sleep(ms: number): boolean {
+    const until = Date.now() + ms;
+    for (let left = ms; left > 0; left = until - Date.now()) {
+      blockFor(Math.min(left, SLEEP_SLICE_MS));
+      if (this.parentGone()) return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,118 @@
+// A turn's script expanded into a flat list of steps (events, waits, tool calls, steer boundaries, misbehaviours).
+import type { JsonObject, JsonValue, WireEventType } from '../../wire/index.js';
+import type { MisbehaviourAction, TextSpec, TurnScript } from '../scenario.js';
+import { expandText } from '../text.js';
+
+/** One step of a running turn. Every step boundary is a cooperative yield. */
+export type Op =
+  | { kind: 'emit'; type: WireEventType; payload: Record<string, unknown>; output?: number }
+  | { kind: 'wait'; ms: number }
+  | { kind: 'tool-call'; name: string; id: string; arguments?: JsonValue }
+  | { kind: 'tool-result'; name: string; id: string; result?: JsonValue; error: boolean; durationMs: number }
+  /** Where queued steers are injected. */
+  | { kind: 'boundary' }
+  | { kind: 'answer'; text: string }
+  | { kind: 'misbehave'; actions: MisbehaviourAction[] };
+
+export interface ActiveTurn {
+  number: number;
+  /** The tool-free turn after finalize. */
+  final: boolean;
+  /** The text that started the turn (prompt, steer, follow-up or finalize note). */
+  input: string;
+  script: TurnScript;
+  ops: Op[];
+  next: number;
+  dueAt: number;
+  /** The tool call waiting for its result, paired with a cancelled result if the turn is interrupted. */
+  openTool?: { name: string; id: string };
+  outputBytes: number;
+  answer?: string;
+  /** Set when finalize interrupts the turn: it unwinds at the next yield. */
+  interrupted: boolean;
+}
+
+/** Splits `text` into `pieces` parts of near-equal length (never splitting a surrogate pair). */
+function chunksOf(text: string, pieces: number): string[] {
+  const characters = Array.from(text);
+  const count = Math.max(1, Math.min(Math.floor(pieces), characters.length));
+  const parts: string[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const start = Math.floor((characters.length * index) / count);
+    const end = Math.floor((characters.length * (index + 1)) / count);
+    parts.push(characters.slice(start, end).join(''));
+  }
+  return parts.filter((part) => part !== '');
+}
+
+/**
+ * Expands a turn script. `nextToolId` numbers tool calls across the run. The final turn drops tool steps
+ * (finalize runs with tools disabled).
+ */
+export function planTurn(script: TurnScript, input: string, final: boolean, nextToolId: () => string): Op[] {
+  const ops: Op[] = [];
+  const streamed = (type: 'assistant-text-delta' | 'assistant-thinking-delta', spec: TextSpec, chunks = 1, ms = 0) => {
+    const parts = chunksOf(expandText(spec, input), chunks);
+    for (const part of parts) {
+      ops.push({ kind: 'emit', type, payload: { 'content-index': 0, delta: part }, output: Buffer.byteLength(part) });
+      if (ms > 0) ops.push({ kind: 'wait', ms: ms / parts.length });
+    }
+    return parts.join('');
+  };
+  for (const step of script.steps ?? []) {
+    if ('thinking' in step) {
+      const text = streamed('assistant-thinking-delta', step.thinking, step.chunks, step.ms);
+      ops.push({ kind: 'emit', type: 'assistant-thinking', payload: { 'final?': false, 'content-index': 0, text } });
+    } else if ('text' in step) {
+      const text = streamed('assistant-text-delta', step.text, step.chunks, step.ms);
+      ops.push({ kind: 'emit', type: 'assistant-text', payload: { 'final?': false, 'content-index': 0, text } });
+      ops.push({ kind: 'emit', type: 'assistant-stream-end', payload: { 'final?': false } });
+    } else if ('tool' in step) {
+      if (final) continue;
+      const id = nextToolId();
+      const call: Op = { kind: 'tool-call', name: step.tool, id };
+      if (step.arguments !== undefined) call.arguments = step.arguments;
+      ops.push(call);
+      const durationMs = step.durationMs ?? 0;
+      if (durationMs > 0) ops.push({ kind: 'wait', ms: durationMs });
+      const result: Op = { kind: 'tool-result', name: step.tool, id, error: step.error ?? false, durationMs };
+      if (step.result !== undefined) result.result = step.result;
+      ops.push(result, { kind: 'boundary' });
+    } else if ('pause' in step) {
+      ops.push({ kind: 'wait', ms: step.pause }, { kind: 'boundary' });
+    } else {
+      ops.push({ kind: 'misbehave', actions: Array.isArray(step.misbehave) ? step.misbehave : [step.misbehave] });
+    }
+  }
+  ops.push({ kind: 'boundary' });
+  const answer = expandText(script.answer ?? { echo: true }, input);
+  if ((script.answerChunks ?? 0) > 0) {
+    streamed('assistant-text-delta', answer, script.answerChunks, script.answerMs);
+  } else if ((script.answerMs ?? 0) > 0) {
+    ops.push({ kind: 'wait', ms: script.answerMs ?? 0 });
+  }
+  ops.push({ kind: 'answer', text: answer }, { kind: 'boundary' });
+  return ops;
+}
+
+/** The usage a turn reports: the script's, or an estimate from the text sizes (about 4 bytes a token). */
+export function turnUsage(turn: ActiveTurn): JsonObject {
+  if (turn.script.usage !== undefined) return turn.script.usage;
+  const input = 100 + Math.ceil(Buffer.byteLength(turn.input) / 4);
+  const output = Math.ceil(turn.outputBytes / 4);
+  return { input, output, 'cache-read': 0, 'cache-write': 0, 'total-tokens': input + output };
+}
+
+/** Adds the numbers of `add` into `into`, key by key (nested objects too). */
+export function sumUsage(into: JsonObject, add: JsonObject): void {
+  for (const [key, value] of Object.entries(add)) {
+    const current = into[key];
+    if (typeof value === 'number') {
+      into[key] = (typeof current === 'number' ? current : 0) + value;
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const nested = typeof current === 'object' && current !== null && !Array.isArray(current) ? current : {};
+      sumUsage(nested, value);
+      into[key] = nested;
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// Smoke test of `npm run bench`: every process benchmark runs end to end at tiny sizes and writes
+// well-formed rows. It checks the plumbing (and the leak checks of bench/run.mjs), never the speed.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+interface BenchRow {
+  bench: string;
+  metric: string;
+  value: number;
+  unit: string;
+  baseline: string | null;
+  baselineValue: number | null;
+  ratio: number | null;
+  target: string | null;
+  met: boolean | null;
+}
+
+describe('bench/run.mjs --smoke', () => {
+  it('runs every process benchmark, reaps its children and writes rows with baselines', async () => {
+    const out = join(outDir, 'results.json');
+    // The wire benchmark has no size knob (a few seconds of pure CPU): it is left to `npm run bench`.
+    const benches = ['latency', 'throughput', 'scale', 'spawn'];
+    // run.mjs exits non-zero on any benchmark error, surviving process or leftover temp file.
+    await promisify(execFile)(
+      process.execPath,
+      ['bench/run.mjs', '--smoke', '--no-build', '--only', benches.join(','), '--out', out],
+      { cwd: root, timeout: 90_000 },
+    );
+    const results = JSON.parse(readFileSync(out, 'utf8')) as {
+      machine: { cpus: number; node: string };
+      errors: unknown[];
+      rows: BenchRow[];
+    };
+    expect(results.errors).toEqual([]);
+    expect(results.machine.cpus).toBeGreaterThan(0);
+    expect(results.machine.node).toBe(process.version);
+    expect(new Set(results.rows.map((r) => r.bench))).toEqual(new Set(benches));
+    for (const r of results.rows) {
+      expect(Number.isFinite(r.value), `${r.bench} ${r.metric} value`).toBe(true);
+      expect(r.baseline, `${r.bench} ${r.metric} baseline`).toEqual(expect.any(String));
+      expect(Number.isFinite(r.baselineValue), `${r.bench} ${r.metric} baseline value`).toBe(true);
+      expect(r.ratio).toBeCloseTo(r.value / (r.baselineValue as number), 6);
+      expect(r.met === null || typeof r.met === 'boolean').toBe(true);
+      expect(r.met === null).toBe(r.target === null);
+    }
+  });
+});

@@ -1,0 +1,282 @@
+// Channel unit tests without a child process: the line tail and the event reader, fed by hand-written lines.
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventReader, LineTail } from '../src/channel/index.js';
+import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
+import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';
+import type { WireEvent } from '../src/wire/index.js';
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'subvisor-tail-test-'));
+  path = join(dir, 'events.jsonl');
+  writeFileSync(path, '');
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Collects what a LineTail reports. */
+function recorder() {
+  const lines: string[] = [];
+  const reports: string[] = [];
+  const handlers: LineTailHandlers = {
+    line: (text) => lines.push(text),
+    oversize: () => reports.push('oversize'),
+    incomplete: (bytes) => reports.push(`incomplete ${bytes}`),
+    truncated: (size, offset) => reports.push(`truncated ${size} < ${offset}`),
+    failed: (error) => reports.push(`failed ${error.message}`),
+  };
+  return { lines, reports, handlers };
+}
+
+/** Polls `check` until it holds (the tail wakes up on fs.watch or its safety poll). */
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('line tail', () => {
+  it('hands on whole lines only and joins a line written in pieces', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, '{"a":1}\n{"b":');
+    tail.drain();
+    expect(lines).toEqual(['{"a":1}']);
+    appendFileSync(path, '2');
+    tail.drain();
+    expect(lines).toEqual(['{"a":1}']);
+    appendFileSync(path, '}\n\n');
+    tail.drain();
+    expect(lines).toEqual(['{"a":1}', '{"b":2}', '']);
+    expect(reports).toEqual([]);
+    tail.close();
+  });
+
+  it('wakes up on appends by itself (fs.watch or the safety poll)', async () => {
+    const { lines, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, 'one\n');
+    await until(() => lines.length === 1);
+    appendFileSync(path, 'two\n');
+    await until(() => lines.length === 2);
+    expect(lines).toEqual(['one', 'two']);
+    tail.close();
+  });
+
+  it('drains a burst of many lines in order in one wake-up (no per-tick cap)', () => {
+    const { lines, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    const expected = Array.from({ length: 20_000 }, (_, i) => `{"n":${i},"pad":"${'p'.repeat(i % 97)}"}`);
+    appendFileSync(path, expected.join('\n') + '\n');
+    tail.drain();
+    expect(lines).toEqual(expected);
+    tail.close();
+  });
+
+  it('keeps multi-byte characters whole across 64 KiB read boundaries', () => {
+    const { lines, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    // 3-byte and 4-byte characters in lines whose boundaries fall at every offset of the chunk edge.
+    const expected: string[] = [];
+    for (let i = 0; i < 400; i++) expected.push('€'.repeat(100 + i) + '𝄞'.repeat(i % 7));
+    appendFileSync(path, expected.join('\n') + '\n');
+    tail.drain();
+    expect(lines).toEqual(expected);
+    tail.close();
+  });
+
+  it('passes a 65535-byte line and reports a 65536-byte line once, skipping it', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    const longest = 'a'.repeat(MAX_LINE_BYTES - 1);
+    appendFileSync(path, `${longest}\n${'b'.repeat(MAX_LINE_BYTES)}\nafter\n`);
+    tail.drain();
+    expect(lines).toEqual([longest, 'after']);
+    expect(reports).toEqual(['oversize']);
+    tail.close();
+  });
+
+  it('skips an oversize line arriving in pieces without holding it, reporting it once', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, 'before\n');
+    for (let i = 0; i < 40; i++) {
+      appendFileSync(path, 'x'.repeat(10_000));
+      tail.drain();
+    }
+    expect(reports).toEqual(['oversize']);
+    appendFileSync(path, 'tail-of-oversize\nafter\n');
+    tail.drain();
+    expect(lines).toEqual(['before', 'after']);
+    expect(reports).toEqual(['oversize']);
+    tail.close();
+  });
+
+  it('treats a file that shrank below the offset as fatal and stops', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, 'one\ntwo\n');
+    tail.drain();
+    truncateSync(path, 2);
+    tail.drain();
+    expect(reports).toEqual(['truncated 2 < 8']);
+    expect(tail.stopped).toBe(true);
+    appendFileSync(path, 'more lines\n');
+    tail.drain();
+    expect(lines).toEqual(['one', 'two']);
+  });
+
+  it('finish reads everything left, ignoring the pause, and reports an unterminated last line', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers, { shouldPause: () => true });
+    tail.start();
+    appendFileSync(path, 'one\ntwo\nthr');
+    tail.drain();
+    expect(lines).toEqual([]);
+    tail.finish();
+    expect(lines).toEqual(['one', 'two']);
+    expect(reports).toEqual(['incomplete 3']);
+    expect(tail.stopped).toBe(true);
+  });
+
+  it('pauses between reads while asked to and resumes on the next drain', () => {
+    const { lines, handlers } = recorder();
+    let paused = false;
+    const tail = new LineTail(path, { ...handlers, line: (text) => ((paused = true), lines.push(text)) }, {
+      shouldPause: () => paused,
+    });
+    tail.start();
+    appendFileSync(path, 'a\n');
+    tail.drain();
+    expect(lines).toEqual(['a']);
+    appendFileSync(path, 'b\nc\n');
+    tail.drain();
+    expect(lines).toEqual(['a']);
+    paused = false;
+    tail.drain();
+    expect(lines).toEqual(['a', 'b', 'c']);
+    tail.close();
+  });
+
+  it('releases its file descriptors once closed or finished', () => {
+    const openFds = () => readdirSync('/proc/self/fd').length;
+    const before = openFds();
+    const tails = Array.from({ length: 5 }, () => {
+      const tail = new LineTail(path, recorder().handlers);
+      tail.start();
+      return tail;
+    });
+    expect(openFds()).toBeGreaterThanOrEqual(before + 5);
+    tails.forEach((tail, i) => (i % 2 === 0 ? tail.close() : tail.finish()));
+    expect(openFds()).toBeLessThanOrEqual(before);
+  });
+});
+
+describe('event reader', () => {
+  function readerFor(runId: string) {
+    const events: WireEvent[] = [];
+    const rejections: ReaderRejection[] = [];
+    const reader = new EventReader(path, runId, {
+      event: (event) => events.push(event),
+      rejected: (rejection) => rejections.push(rejection),
+    });
+    reader.start();
+    return { events, rejections, reader };
+  }
+
+  it('decodes valid events and reports every bad line without stopping', () => {
+    const { events, rejections, reader } = readerFor('r1');
+    const sender = createSender('event', 'r1');
+    const ready = sender.next('ready');
+    const started = sender.next('turn-started', { turn: 1 });
+    if (!ready.ok || !started.ok) throw new Error('fixture');
+    const lines = [
+      ready.line,
+      'not json',
+      '[1,2]',
+      '{"v":1,"seq":5,"type":"mystery","run":"r1"}',
+      '{"v":1,"seq":1,"type":"ready","run":"r1"}',
+      started.line.replace('"seq":2', '"seq":6'),
+      '{"v":1,"seq":7,"type":"turn-started","run":"r1","turn":0}',
+    ];
+    appendFileSync(path, lines.join('\n') + '\n');
+    reader.drain();
+    expect(events.map((event) => [event.type, event.seq])).toEqual([
+      ['ready', 1],
+      ['turn-started', 6],
+    ]);
+    expect(rejections.map((rejection) => rejection.code)).toEqual([
+      'malformed',
+      'malformed',
+      'unknown-type',
+      'out-of-order',
+      'invalid-payload',
+    ]);
+    expect(rejections.every((rejection) => !rejection.fatal)).toBe(true);
+    expect(reader.stopped).toBe(false);
+    reader.close();
+  });
+
+  it('stops on a version mismatch', () => {
+    const { events, rejections, reader } = readerFor('r1');
+    appendFileSync(path, '{"v":2,"seq":1,"type":"ready","run":"r1"}\n{"v":1,"seq":2,"type":"ready","run":"r1"}\n');
+    reader.drain();
+    expect(events).toEqual([]);
+    expect(rejections).toMatchObject([{ code: 'version-mismatch', fatal: true }]);
+    expect(reader.stopped).toBe(true);
+  });
+
+  it('stops on an event of another run', () => {
+    const { events, rejections, reader } = readerFor('r1');
+    appendFileSync(path, '{"v":1,"seq":1,"type":"ready","run":"other"}\n{"v":1,"seq":2,"type":"ready","run":"r1"}\n');
+    reader.drain();
+    expect(events).toEqual([]);
+    expect(rejections).toMatchObject([{ code: 'foreign-run', fatal: true, run: 'other', seq: 1, type: 'ready' }]);
+    expect(reader.stopped).toBe(true);
+  });
+
+  it('reports an oversize line as too-large, a truncated file as fatal', () => {
+    const { events, rejections, reader } = readerFor('r1');
+    appendFileSync(path, `${'z'.repeat(MAX_LINE_BYTES + 10)}\n{"v":1,"seq":1,"type":"ready","run":"r1"}\n`);
+    reader.drain();
+    expect(events.map((event) => event.type)).toEqual(['ready']);
+    truncateSync(path, 0);
+    reader.drain();
+    expect(rejections.map((rejection) => [rejection.code, rejection.fatal])).toEqual([
+      ['too-large', false],
+      ['event-file-truncated', true],
+    ]);
+    expect(reader.stopped).toBe(true);
+  });
+});
+
+describe('safety poll', () => {
+  it('reads appends on its own poll, backing off while idle', async () => {
+    const { lines, handlers } = recorder();
+    // pollIfDue runs synchronously right after the append, before any fs.watch callback can.
+    const tail = new LineTail(path, handlers, { pollMs: 50 });
+    tail.start();
+    const now = Date.now();
+    // Idle polls back off; a poll after new data reads it and resets the period.
+    tail.pollIfDue(now + 1_000);
+    tail.pollIfDue(now + 2_000);
+    appendFileSync(path, 'late line\n');
+    tail.pollIfDue(now + 10_000);
+    expect(lines).toEqual(['late line']);
+    tail.close();
+  });
+});

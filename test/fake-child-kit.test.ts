@@ -1,0 +1,239 @@
+// The subvisor/testing kit: fakeChild() from source and from the built package, transcripts, cleanup, liveness, the bin.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  BUILTIN_SCENARIO_NAMES,
+  BUILTIN_SCENARIOS,
+  CHILD_ENV,
+  descendantsOf,
+  fakeChild,
+  isAlive,
+  liveTree,
+  waitUntilGone,
+} from '../src/testing/index.js';
+import type { FakeChild, Scenario } from '../src/testing/index.js';
+import { checkInvariants, ScriptedParent } from './helpers/scripted-parent.js';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '..');
+const script = join(root, 'dist', 'testing', 'fake-child.js');
+const FAST = { turnTickMs: 5, idleTickMs: 10 };
+
+const made: Array<{ fake: FakeChild; parent?: ScriptedParent }> = [];
+afterEach(async () => {
+  for (const { fake, parent } of made.splice(0)) {
+    await parent?.dispose(fake.token);
+    expect(fake.livePids()).toEqual([]);
+    fake.cleanup();
+  }
+});
+
+describe('fakeChild()', () => {
+  it('describes a spawnable child: node, the built script, the scenario reference, the kit env', () => {
+    const fake = fakeChild('demo', FAST);
+    made.push({ fake });
+    expect(fake.command).toBe(process.execPath);
+    expect(fake.args).toEqual([script, 'demo']);
+    expect(fake.env[CHILD_ENV.turnTickMs]).toBe('5');
+    expect(fake.env[CHILD_ENV.idleTickMs]).toBe('10');
+    expect(fake.env['SUBVISOR_FAKE_TOKEN']).toBe(fake.token);
+    const dir = fake.env[CHILD_ENV.transcriptDir] as string;
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    fake.cleanup();
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('passes a small scenario inline, a big one through a private file removed by dispose', () => {
+    const small: Scenario = { name: 'small', turns: [{ answer: 'hi' }] };
+    const inline = fakeChild(small, { transcript: false });
+    made.push({ fake: inline });
+    expect(inline.args[1]).toBe('env');
+    expect(JSON.parse(inline.env[CHILD_ENV.scenario] as string)).toEqual(small);
+    expect(inline.env[CHILD_ENV.transcriptDir]).toBeUndefined();
+
+    const big = fakeChild({ turns: [{ answer: 'x'.repeat(40_000) }] }, { transcript: false });
+    const file = big.args[1] as string;
+    expect(file).toMatch(/scenario\.json$/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(big.env[CHILD_ENV.scenario]).toBeUndefined();
+    big[Symbol.dispose]();
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('holds its exit hook only while it has temp files, and installs no signal handlers', () => {
+    const count = () => ['exit', 'SIGTERM', 'SIGINT'].map((event) => process.listenerCount(event));
+    const before = count();
+    const first = fakeChild('echo');
+    const second = fakeChild('echo');
+    expect(count()).toEqual([(before[0] as number) + 1, before[1], before[2]]);
+    first.cleanup();
+    expect(count()[0]).toBe((before[0] as number) + 1);
+    second.cleanup();
+    second.cleanup();
+    expect(count()).toEqual(before);
+    const noFiles = fakeChild('echo', { transcript: false });
+    made.push({ fake: noFiles });
+    expect(count()).toEqual(before);
+  });
+
+  it('refuses an unknown built-in name', () => {
+    expect(() => fakeChild('nope' as 'demo')).toThrow(/unknown built-in scenario/);
+  });
+
+  it('every built-in name has a scenario', () => {
+    expect(Object.keys(BUILTIN_SCENARIOS).sort()).toEqual([...BUILTIN_SCENARIO_NAMES].sort());
+  });
+
+  it('a big scenario file works end to end', async () => {
+    const fake = fakeChild({ turns: [{ answer: 'ü'.repeat(20_000) }] }, FAST);
+    const parent = new ScriptedParent(fake, { task: 'go' });
+    made.push({ fake, parent });
+    await parent.waitForEvent('turn-complete');
+    parent.send('close');
+    const { code } = await parent.waitExit();
+    const result = parent.events().find((event) => event.type === 'result');
+    expect(result?.type === 'result' && result['final-text']).toBe('ü'.repeat(20_000));
+    expect(checkInvariants(parent, code)).toEqual([]);
+  });
+});
+
+describe('transcripts', () => {
+  it('record every control (raw, decoded, ack), every event line, the states and the exit code', async () => {
+    const fake = fakeChild('demo', FAST);
+    const parent = new ScriptedParent(fake, { task: 'Inspect the README' });
+    made.push({ fake, parent });
+    await parent.waitForEvent('tool-call');
+    parent.send('steer', { text: 'mention the tests' });
+    parent.appendRaw('garbage line\n');
+    await parent.waitForEvent('turn-complete');
+    parent.send('close');
+    const { code } = await parent.waitExit();
+    const transcript = fake.transcript();
+    expect(transcript.pid).toBe(parent.pid);
+    expect(transcript.scenario).toBe('demo');
+    expect(transcript.events.map((event) => event.line)).toEqual(parent.lines());
+    expect(transcript.controls.map((control) => control.raw)).toEqual(parent.sentLines);
+    const acks = parent.events().filter((event) => event.type === 'control-ack');
+    expect(transcript.controls.map((control) => control.ack)).toEqual(
+      acks.map((ack) => (ack.type === 'control-ack' ? { status: ack.status, ...(ack.ref ? { ref: ack.ref } : {}), ...(ack.reason ? { reason: ack.reason } : {}) } : {})),
+    );
+    expect(transcript.controls[0]?.message).toMatchObject({ type: 'prompt', text: 'Inspect the README' });
+    expect(transcript.controls[2]?.rejection?.code).toBe('malformed');
+    expect(transcript.states).toEqual(['starting', 'ready', 'running', 'ready', 'done']);
+    expect(transcript).toMatchObject({ finalState: 'done', exitCode: 0, complete: true });
+    expect(code).toBe(0);
+  });
+
+  it('keep one transcript per spawn; transcript() is the latest', async () => {
+    const fake = fakeChild('echo', FAST);
+    for (const text of ['first', 'second']) {
+      const parent = new ScriptedParent(fake, { task: text });
+      await parent.waitForEvent('turn-complete');
+      parent.send('close');
+      await parent.waitExit();
+      await parent.dispose(fake.token);
+    }
+    made.push({ fake });
+    const all = fake.transcripts();
+    expect(all.map((transcript) => transcript.controls[0]?.message)).toMatchObject([{ text: 'first' }, { text: 'second' }]);
+    expect(fake.transcript().pid).toBe(all[1]?.pid);
+  });
+
+  it('throw a clear error when off or not started', () => {
+    const off = fakeChild('echo', { transcript: false });
+    const notYet = fakeChild('echo');
+    made.push({ fake: off }, { fake: notYet });
+    expect(() => off.transcript()).toThrow(/transcript: false/);
+    expect(() => notYet.transcript()).toThrow(/no fake child has started/);
+  });
+});
+
+describe('liveness helpers', () => {
+  it('see a live tree, its descendants, and its end', async () => {
+    const fake = fakeChild('grandchildren', FAST);
+    const parent = new ScriptedParent(fake, { task: 'go' });
+    made.push({ fake, parent });
+    await parent.waitFor((all) => all.filter((event) => 'grandchild-pid' in event).length === 2, 'grandchildren');
+    expect(isAlive(parent.pid)).toBe(true);
+    const tree = liveTree(parent.pid);
+    expect(tree).toHaveLength(3);
+    expect(descendantsOf(parent.pid)).toHaveLength(2);
+    for (const pid of tree) process.kill(pid, 'SIGKILL');
+    expect(await waitUntilGone(tree)).toEqual([]);
+    expect(isAlive(parent.pid)).toBe(false);
+  });
+});
+
+describe('the built package and the bin', () => {
+  it("fakeChild('demo') from `subvisor/testing` (dist) runs a whole run and cleans up", async () => {
+    const { stdout } = await run(process.execPath, [join(root, 'test', 'helpers', 'fake-kit-smoke.mjs')], { cwd: root, timeout: 30_000 });
+    const report = JSON.parse(stdout) as { script: string; code: number; last: { type: string; status: string }; finalText: string; finalState: string; transcriptDir: string };
+    expect(report.script).toBe(script);
+    expect(report.code).toBe(0);
+    expect(report.last).toMatchObject({ type: 'exit', status: 'done' });
+    expect(report.finalText).toContain('subvisor');
+    expect(report.finalState).toBe('done');
+    expect(existsSync(report.transcriptDir)).toBe(false);
+  });
+
+  it('the README example (docs-drafts/testing.md) runs against spawnRun and exits cleanly', async () => {
+    const { stdout } = await run(process.execPath, [join(root, 'test', 'helpers', 'fake-doc-example.mjs')], { cwd: root, timeout: 45_000 });
+    expect(stdout.trim()).toBe('all good');
+  });
+
+  it('removes the kit temp dirs at process exit even without cleanup()', async () => {
+    const { stdout } = await run(process.execPath, [join(root, 'test', 'helpers', 'fake-kit-smoke.mjs'), '--leave-dirs'], { cwd: root, timeout: 30_000 });
+    const report = JSON.parse(stdout) as { transcriptDir: string; code: number };
+    expect(report.code).toBe(0);
+    expect(existsSync(report.transcriptDir)).toBe(false);
+  });
+
+  it('`npx subvisor-fake-child --help` runs through an installed bin link', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'subvisor-npx-'));
+    try {
+      mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+      symlinkSync(script, join(project, 'node_modules', '.bin', 'subvisor-fake-child'));
+      writeFileSync(join(project, 'package.json'), '{"name":"consumer","private":true}');
+      const { stdout } = await run('npx', ['--no', '--', 'subvisor-fake-child', '--help'], { cwd: project, timeout: 30_000 });
+      expect(stdout).toContain('usage: subvisor-fake-child');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a malformed scenario with a reason and exit code 1', async () => {
+    const env = { ...process.env, FEN_WIRE_CONTROL_PATH: '/nonexistent/c', FEN_WIRE_EVENT_PATH: '/nonexistent/e' };
+    const bad = JSON.stringify({ turns: [{ steps: ['not a step'] }], misbehaviours: [{ at: 'after-ready' }] });
+    const failure = await run(process.execPath, [script, 'env'], { env: { ...env, [CHILD_ENV.scenario]: bad } }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining('turns[0].steps[0] must be an object') });
+    expect((failure as { stderr: string }).stderr).toContain('misbehaviours[0] must be an object with "at" and "do"');
+  });
+
+  it('`node dist/testing/fake-child.js echo` starts and says ready', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subvisor-bin-'));
+    const events = join(dir, 'events.jsonl');
+    const child = spawn(process.execPath, [script, 'echo'], {
+      env: { ...process.env, FEN_WIRE_CONTROL_PATH: join(dir, 'control.jsonl'), FEN_WIRE_EVENT_PATH: events, SUBVISOR_FAKE_IDLE_TICK_MS: '10' },
+      stdio: 'ignore',
+    });
+    try {
+      const until = Date.now() + 15_000;
+      while (!(existsSync(events) && readFileSync(events, 'utf8').includes('"ready"')) && Date.now() < until) {
+        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      }
+      const lines = readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string; run: string });
+      expect(lines.map((line) => line.type)).toEqual(['agent-started', 'ready']);
+      expect(lines[1]?.run).toBe('run');
+      writeFileSync(join(dir, 'control.jsonl'), `${JSON.stringify({ v: 1, seq: 1, type: 'cancel', run: 'run' })}\n`);
+      const code = await new Promise((resolveExit) => child.on('exit', resolveExit));
+      expect(code).toBe(1);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,43 @@
+// A parent process for the shutdown test: starts runs whose children spawn grandchildren (one in its own
+// session), all ignoring SIGTERM, prints what it started, then waits to be signalled by the test.
+// Usage: node spawn-parent.mjs <stateDir> <runs>
+import { spawnRun } from 'subvisor';
+import { fakeChild } from 'subvisor/testing';
+
+const [stateDir, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg ?? '2');
+
+const scenario = {
+  name: 'shutdown-victim',
+  ignore: ['cancel', 'sigterm'],
+  turns: [
+    {
+      steps: [
+        { misbehave: [{ grandchildren: { count: 1, session: false } }, { grandchildren: { count: 1, session: true } }] },
+        { pause: 60_000 },
+      ],
+    },
+  ],
+};
+
+const started = [];
+for (let index = 0; index < runs; index++) {
+  const child = fakeChild(scenario, { turnTickMs: 5, idleTickMs: 20, transcript: false });
+  const run = spawnRun({ command: child.command, args: child.args, env: child.env, task: `task ${index}`, stateDir, killGraceMs: 300 });
+  const grandchildren = [];
+  const reported = new Promise((resolve) => {
+    run.on('event', (event) => {
+      if (typeof event.grandchildPid === 'number') {
+        grandchildren.push(event.grandchildPid);
+        if (grandchildren.length === 2) resolve();
+      }
+    });
+  });
+  run.on('outcome', (outcome) => {
+    process.stdout.write(`OUTCOME ${JSON.stringify({ index, status: outcome.status, killed: outcome.killed, escalated: outcome.escalated })}\n`);
+  });
+  started.push({ run, child, grandchildren, reported });
+}
+await Promise.all(started.map((entry) => entry.reported));
+const report = started.map(({ run, child, grandchildren }) => ({ pid: run.pid, token: child.token, grandchildren }));
+process.stdout.write(`READY ${JSON.stringify(report)}\n`);

@@ -1,0 +1,480 @@
+// Core smoke tests of spawnRun against real fake-child processes: the happy path, steering, cancel, the kill
+// ladder, refusals, backpressure, spawn failure, parent shutdown and a process that exits by itself.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ControlRefusedError, spawnRun } from '../src/index.js';
+import { toRunEvent } from '../src/run/convert.js';
+import { decode } from '../src/wire/index.js';
+import type { Run, RunEvent } from '../src/index.js';
+import { alivePids, fakeChild, waitUntilGone } from '../src/testing/index.js';
+import type { FakeChild } from '../src/testing/index.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+let stateDir: string;
+const children: FakeChild[] = [];
+
+function child(...args: Parameters<typeof fakeChild>): FakeChild {
+  const made = fakeChild(...args);
+  children.push(made);
+  return made;
+}
+
+beforeEach(() => {
+  stateDir = mkdtempSync(join(tmpdir(), 'subvisor-run-core-'));
+});
+afterEach(() => {
+  for (const made of children.splice(0)) made.cleanup();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Collects every event of a run through the iterator. */
+async function collect(run: Run): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of run) events.push(event);
+  return events;
+}
+
+/**
+ * Resolves with the first event of `type` (through the listener, so iteration stays free); rejects
+ * with the outcome when the run ends first, so a failure says why instead of timing out.
+ */
+function nextEvent<T extends RunEvent['type']>(run: Run, type: T): Promise<Extract<RunEvent, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const listener = (event: RunEvent) => {
+      if (event.type !== type) return;
+      run.off('event', listener);
+      resolve(event as Extract<RunEvent, { type: T }>);
+    };
+    run.on('event', listener);
+    void run.outcome.then((outcome) => {
+      run.off('event', listener);
+      reject(new Error(`the run ended before ${type}: ${JSON.stringify(outcome)}`));
+    });
+  });
+}
+
+describe('event conversion', () => {
+  const convert = (line: string) => {
+    const decoded = decode(line, 'event');
+    if (!decoded.ok) throw new Error(decoded.rejection.reason);
+    return toRunEvent(decoded.message);
+  };
+
+  it('camelCases every top-level key and drops trailing question marks, keeping nested values', () => {
+    const event = convert(
+      '{"v":1,"seq":3,"type":"tool-result","run":"r","name":"grep","is-error?":false,"tool-call-id":"c1",' +
+        '"duration-seconds":0.5,"transport-truncated?":true,"result":{"kebab-key":1},"x-extra-field?":"kept"}',
+    );
+    expect(event).toEqual({
+      v: 1,
+      seq: 3,
+      type: 'tool-result',
+      run: 'r',
+      name: 'grep',
+      isError: false,
+      toolCallId: 'c1',
+      durationSeconds: 0.5,
+      transportTruncated: true,
+      result: { 'kebab-key': 1 },
+      xExtraField: 'kept',
+    });
+  });
+
+  it('never lets a hostile extra key replace the envelope or the prototype', () => {
+    const event = convert('{"v":1,"seq":1,"type":"info","run":"r","type?":"exit","__proto__":{"polluted":true},"constructor":1}');
+    const fields = event as Record<string, unknown>;
+    expect(event.type).toBe('info');
+    expect(fields['type?']).toBe('exit');
+    expect(Object.getPrototypeOf(event)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(fields['constructor']).toBe(1);
+  });
+});
+
+describe('spawnRun core', () => {
+  it('runs the demo end to end: ordered events ending with one exit, the whole answer, no files left', async () => {
+    const demo = child('demo');
+    const run = spawnRun({ ...demo, task: 'Inspect the README', stateDir });
+    const states: string[] = [run.state];
+    run.on('state', (state) => states.push(state));
+    expect(run.id).toMatch(/[0-9a-f-]{36}/);
+    expect(typeof run.pid).toBe('number');
+    expect(readdirSync(stateDir)).toHaveLength(1);
+
+    const events = await collect(run);
+    const outcome = await run.outcome;
+
+    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'done' });
+    expect(events.filter((event) => event.type === 'exit')).toHaveLength(1);
+    const seqs = events.map((event) => (event as { seq?: number }).seq ?? 0);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    const toolResult = events.find((event) => event.type === 'tool-result');
+    expect(toolResult).toMatchObject({ name: 'read_file', isError: false });
+    expect(states).toEqual(['starting', 'ready', 'running', 'ready', 'done']);
+    expect(outcome).toMatchObject({
+      runId: run.id,
+      status: 'done',
+      truncated: false,
+      stopReason: 'stop',
+      turns: 1,
+      exitCode: 0,
+      signal: null,
+      killed: false,
+      escalated: false,
+      spawnFailed: false,
+      rejectedLines: 0,
+    });
+    expect(outcome.finalText).toContain('three sections: Install, Usage and Testing');
+    expect(outcome.usage).toMatchObject({ 'total-tokens': expect.any(Number) });
+    expect(outcome.error).toBeUndefined();
+    expect(run.ended).toBe(true);
+    expect(readdirSync(stateDir)).toEqual([]);
+    expect(demo.livePids()).toEqual([]);
+  });
+
+  it('acks the task prompt and its own close too', async () => {
+    const run = spawnRun({ ...child('echo'), task: 'hi', stateDir });
+    const acks: string[] = [];
+    run.on('ack', (ack, control, origin) => acks.push(`${origin}:${control}#${ack.seq}:${ack.status}`));
+    expect(await run.taskAck).toMatchObject({ status: 'accepted', seq: 1 });
+    await run.outcome;
+    expect(acks).toEqual(['task:prompt#1:accepted', 'auto:close#2:accepted']);
+  });
+
+  it('steers mid-turn: accepted, then delivered as injected with its ref', async () => {
+    const run = spawnRun({ ...child('demo'), task: 'Inspect the README', stateDir });
+    await nextEvent(run, 'tool-result');
+    const ack = await run.steer('Also list the sections');
+    expect(ack).toMatchObject({ status: 'accepted', seq: 2 });
+    const injected = nextEvent(run, 'steering-injected');
+    await expect(ack.delivery).resolves.toBe('injected');
+    expect(await injected).toMatchObject({ ref: 2, text: 'Also list the sections' });
+    expect((await run.outcome).status).toBe('done');
+  });
+
+  it('cancels a running turn: accepted, outcome cancelled, tree gone', async () => {
+    const slow = child('slow');
+    const run = spawnRun({ ...slow, task: 'take your time', stateDir });
+    await nextEvent(run, 'turn-started');
+    const ack = await run.cancel();
+    expect(ack).toMatchObject({ status: 'accepted' });
+    expect(run.state).toBe('cancelled');
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'cancelled', killed: false });
+    expect(slow.livePids()).toEqual([]);
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
+  it('runs the kill ladder on a child that ignores cancel and SIGTERM, and on its grandchildren', async () => {
+    const stubborn = child('grandchildren');
+    const run = spawnRun({ ...stubborn, task: 'spawn helpers', stateDir, killGraceMs: 300 });
+    const steps: string[] = [];
+    run.on('kill', (step) => steps.push(step.signal));
+    // The grandchildren report their pids in info events; wait for both.
+    const grandchildren: number[] = [];
+    await new Promise<void>((resolve) => {
+      run.on('event', (event) => {
+        if (event.type === 'info' && typeof event['grandchildPid'] === 'number') {
+          grandchildren.push(event['grandchildPid']);
+          if (grandchildren.length === 2) resolve();
+        }
+      });
+    });
+    expect((await run.cancel()).status).toBe('accepted');
+    const outcome = await run.outcome;
+    expect(steps).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted', killed: true, escalated: true });
+    // The outcome resolves only once the whole tree is gone.
+    expect(alivePids(grandchildren)).toEqual([]);
+    expect(stubborn.livePids()).toEqual([]);
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
+  it('reaps a setsid grandchild orphaned by a child that exits right after spawning it', async () => {
+    const leaver = child({
+      turns: [
+        {
+          steps: [
+            {
+              misbehave: [
+                { grandchildren: { count: 1, session: true, lifeMs: 30_000 } },
+                { crash: { code: 0, exitEvent: true, status: 'done' } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const run = spawnRun({ ...leaver, task: 'leave a helper behind', stateDir, killGraceMs: 300 });
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ killed: true });
+    expect(leaver.livePids()).toEqual([]);
+  });
+
+  it('refuses controls the wire cannot carry, writing no line', async () => {
+    const run = spawnRun({ ...child('echo'), task: 'hello', keepAlive: true, stateDir, keepFiles: true });
+    await nextEvent(run, 'turn-complete');
+    const controlPath = join(run.channelDir, 'control.jsonl');
+    const before = readFileSync(controlPath, 'utf8');
+    await expect(run.steer('')).rejects.toMatchObject({ name: 'ControlRefusedError', code: 'empty-text' });
+    await expect(run.followUp('')).rejects.toBeInstanceOf(ControlRefusedError);
+    await expect(run.prompt('x'.repeat(70_000))).rejects.toMatchObject({ code: 'too-large' });
+    expect(readFileSync(controlPath, 'utf8')).toBe(before);
+    expect(await run.close()).toMatchObject({ status: 'accepted' });
+    await run.outcome;
+    await expect(run.prompt('too late')).rejects.toMatchObject({ code: 'run-ended' });
+    expect(readFileSync(controlPath, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line).type)).toEqual([
+      'prompt',
+      'close',
+    ]);
+    rmSync(run.channelDir, { recursive: true, force: true });
+  });
+
+  it('answers acks the child never gives with unanswered', async () => {
+    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300 });
+    await nextEvent(run, 'turn-started');
+    const ack = await run.steer('are you there?');
+    expect(ack).toMatchObject({ status: 'unanswered', seq: 2 });
+    expect(ack.reason).toMatch(/300 ms/);
+    await run.terminate();
+    expect((await run.outcome).status).toBe('cancelled');
+  });
+
+  it('lets a late iterator see every event from the first', async () => {
+    const run = spawnRun({ ...child('echo'), task: 'late', stateDir });
+    let heard = 0;
+    run.on('event', () => heard++);
+    await run.outcome;
+    const events = await collect(run);
+    expect(events).toHaveLength(heard);
+    expect(events[0]?.type).toBe('agent-started');
+    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'done' });
+    // Breaking out and iterating again after the end yields nothing more (single consumer).
+    expect(await collect(run)).toEqual([]);
+  });
+
+  it('keeps memory bounded for a slow iterator: reading pauses at the high-water mark', async () => {
+    const run = spawnRun({ ...child('flood'), task: 'flood', stateDir, highWaterMark: 100 });
+    let heard = 0;
+    let consumed = 0;
+    let maxLag = 0;
+    run.on('event', () => {
+      heard++;
+      maxLag = Math.max(maxLag, heard - consumed);
+    });
+    for await (const event of run) {
+      consumed++;
+      if (event.type === 'assistant-text-delta' && consumed % 500 === 0) await new Promise((r) => setTimeout(r, 20));
+      else if (consumed % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const outcome = await run.outcome;
+    expect(outcome.status).toBe('done');
+    expect(consumed).toBe(heard);
+    expect(heard).toBeGreaterThan(10_000);
+    // The high-water mark plus at most one 64 KiB read of ~250-byte lines.
+    expect(maxLag).toBeLessThan(100 + 400);
+  });
+
+  it('yields the same stream in batches, ending with the exit', async () => {
+    const run = spawnRun({ ...child('flood'), task: 'flood', stateDir, highWaterMark: 256 });
+    let heard = 0;
+    run.on('event', () => heard++);
+    const sizes: number[] = [];
+    let last: RunEvent | undefined;
+    for await (const batch of run.batches()) {
+      expect(batch.length).toBeGreaterThan(0);
+      sizes.push(batch.length);
+      last = batch.at(-1);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(last).toMatchObject({ type: 'exit', status: 'done' });
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(heard);
+    expect(sizes.length).toBeLessThan(heard);
+  });
+
+  it('reports a command that cannot start as failed with spawnFailed, and one synthetic exit', async () => {
+    const run = spawnRun({ command: join(stateDir, 'no-such-agent'), task: 'x', stateDir });
+    const events = await collect(run);
+    const outcome = await run.outcome;
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'exit', status: 'failed', synthetic: true, error: expect.stringMatching(/ENOENT/) }),
+    ]);
+    expect(outcome).toMatchObject({ status: 'failed', spawnFailed: true, errorCode: 'spawn-failed', exitCode: null });
+    expect(run.pid).toBeUndefined();
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
+  it('says so when the working directory is what is missing', async () => {
+    const run = spawnRun({ command: process.execPath, cwd: join(stateDir, 'gone'), task: 'x', stateDir });
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'failed', spawnFailed: true });
+    expect(outcome.error).toMatch(/working directory .*gone.* does not exist/);
+  });
+
+  it('throws synchronously on invalid options only', () => {
+    expect(() => spawnRun({ command: '' })).toThrow(TypeError);
+    expect(() => spawnRun({ command: 'x', task: 'y'.repeat(70_000) })).toThrow(RangeError);
+    expect(() => spawnRun({ command: 'x', killGraceMs: -1 })).toThrow(RangeError);
+    expect(() => spawnRun({ command: 'x', timeoutMs: 1000, deadline: Date.now() })).toThrow(TypeError);
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+});
+
+describe('ending a run from the parent', () => {
+  it('finalizes mid-turn: finalizing through both turn-completes, then the tool-free answer', async () => {
+    const run = spawnRun({ ...child('demo'), task: 'Inspect the README', stateDir });
+    const states: string[] = [];
+    run.on('state', (state) => states.push(state));
+    await nextEvent(run, 'tool-result');
+    expect(await run.finalize('Wrap up now.')).toMatchObject({ status: 'accepted' });
+    const outcome = await run.outcome;
+    expect(states).toEqual(['ready', 'running', 'finalizing', 'done']);
+    expect(outcome).toMatchObject({ status: 'done', turns: 2, truncated: false });
+    expect(outcome.finalText).toMatch(/^Final answer:/);
+  });
+
+  it('keeps a keepAlive run open for more prompts until close', async () => {
+    const run = spawnRun({ ...child('echo'), task: 'one', keepAlive: true, stateDir });
+    await nextEvent(run, 'turn-complete');
+    expect(run.state).toBe('ready');
+    for (const text of ['two', 'three']) {
+      // Listen first: the turn may complete in the same read as the ack.
+      const completed = nextEvent(run, 'turn-complete');
+      expect(await run.prompt(text)).toMatchObject({ status: 'accepted' });
+      await completed;
+    }
+    expect(await run.close()).toMatchObject({ status: 'accepted' });
+    expect(await run.outcome).toMatchObject({ status: 'done', turns: 3, finalText: 'three' });
+  });
+
+  it('cancels on abort and reaps the tree', async () => {
+    const slow = child('slow');
+    const controller = new AbortController();
+    const run = spawnRun({ ...slow, task: 'slowly', stateDir, signal: controller.signal, killGraceMs: 500 });
+    await nextEvent(run, 'turn-started');
+    controller.abort();
+    expect(await run.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });
+    expect(slow.livePids()).toEqual([]);
+  });
+
+  it('disposal terminates the run and waits for the tree to be gone', async () => {
+    const slow = child('slow');
+    let outcome: Promise<unknown> | undefined;
+    {
+      const run = spawnRun({ ...slow, task: 'slowly', stateDir, killGraceMs: 500 });
+      outcome = run.outcome;
+      await nextEvent(run, 'turn-started');
+      await run[Symbol.asyncDispose]();
+      expect(run.ended).toBe(true);
+    }
+    expect(await outcome).toMatchObject({ status: 'cancelled' });
+    expect(slow.livePids()).toEqual([]);
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
+  it('kill() SIGKILLs the tree at once', async () => {
+    const stubborn = child('stubborn');
+    const run = spawnRun({ ...stubborn, task: 'resist', stateDir, killGraceMs: 30_000 });
+    await nextEvent(run, 'turn-started');
+    const outcome = await run.kill();
+    expect(outcome).toMatchObject({ status: 'cancelled', killed: true, escalated: true, signal: 'SIGKILL' });
+    expect(stubborn.livePids()).toEqual([]);
+  });
+
+  it('enforces a deadline the child ignores: timed-out, tree killed', async () => {
+    const stubborn = child('ignore-deadline');
+    const run = spawnRun({ ...stubborn, task: 'forever', stateDir, timeoutMs: 500, killGraceMs: 300 });
+    expect(await run.outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', killed: true });
+    expect(stubborn.livePids()).toEqual([]);
+  });
+
+  it('kills a child that never says ready', async () => {
+    const silent = child('never-ready');
+    const run = spawnRun({ ...silent, task: 'hello?', stateDir, readyTimeoutMs: 500, killGraceMs: 300 });
+    expect(await run.outcome).toMatchObject({ status: 'failed', errorCode: 'ready-timeout', killed: true });
+    expect(silent.livePids()).toEqual([]);
+  });
+});
+
+describe('the parent process', () => {
+  /** Writes a parent script importing the built package; returns its path. */
+  function script(body: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'subvisor-parent-'));
+    const path = join(dir, 'parent.mjs');
+    const index = pathToFileURL(join(root, 'dist/index.js')).href;
+    const testing = pathToFileURL(join(root, 'dist/testing/index.js')).href;
+    writeFileSync(path, `import { spawnRun } from '${index}';\nimport { fakeChild } from '${testing}';\n${body}`);
+    return path;
+  }
+
+  it('exits by itself after the last run, with no handler left registered', async () => {
+    const path = script(`
+      const made = fakeChild('echo');
+      const outcomes = await Promise.all([1, 2, 3].map((i) => spawnRun({ ...made, task: 'run ' + i, stateDir: ${JSON.stringify(stateDir)} }).outcome));
+      made.cleanup();
+      console.log(JSON.stringify({
+        statuses: outcomes.map((o) => o.status),
+        sigint: process.listenerCount('SIGINT'),
+        sigterm: process.listenerCount('SIGTERM'),
+      }));
+    `);
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+      execFile(process.execPath, [path], { timeout: 30_000 }, (error, out) => (error ? reject(error) : resolve({ stdout: out }))),
+    );
+    expect(JSON.parse(stdout)).toEqual({ statuses: ['done', 'done', 'done'], sigint: 0, sigterm: 0 });
+    expect(readdirSync(stateDir)).toEqual([]);
+    rmSync(join(path, '..'), { recursive: true, force: true });
+  });
+
+  it('on SIGTERM reaps every live tree (grandchildren too) and dies by the signal', async () => {
+    const path = script(`
+      const made = fakeChild('grandchildren');
+      const runs = [1, 2].map((i) => spawnRun({ ...made, task: 'run ' + i, stateDir: ${JSON.stringify(stateDir)} }));
+      const pids = [];
+      let ready = 0;
+      for (const run of runs) {
+        pids.push(run.pid);
+        run.on('event', (event) => {
+          if (event.type === 'info' && typeof event.grandchildPid === 'number') {
+            pids.push(event.grandchildPid);
+            if (++ready === 4) console.log(JSON.stringify(pids));
+          }
+        });
+      }
+      await Promise.all(runs.map((run) => run.outcome));
+      console.log('outcome resolved');
+    `);
+    const parent = spawn(process.execPath, [path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      let buffered = '';
+      parent.stdout.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const line = buffered.split('\n')[0];
+        if (buffered.includes('\n') && line !== undefined) resolve(JSON.parse(line) as number[]);
+      });
+      parent.once('exit', () => reject(new Error('the parent exited before its runs were up')));
+    });
+    expect(pids).toHaveLength(6);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      parent.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    parent.kill('SIGTERM');
+    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(await waitUntilGone(pids, 5000)).toEqual([]);
+    expect(readdirSync(stateDir)).toEqual([]);
+    rmSync(join(path, '..'), { recursive: true, force: true });
+  });
+});
+
+describe('keepFiles', () => {
+  it('keeps the private directory with 0600 files when asked', async () => {
+    const run = spawnRun({ ...child('echo'), task: 'keep', stateDir, keepFiles: true });
+    await run.outcome;
+    expect(existsSync(join(run.channelDir, 'events.jsonl'))).toBe(true);
+    expect(readFileSync(join(run.channelDir, 'control.jsonl'), 'utf8')).toContain('"type":"prompt"');
+  });
+});
