@@ -7,22 +7,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
-import { cliFake, jsonLines, ROOT, runCli, startCli, survivorsOf, waitForStderr, type CliFake } from './helpers/cli-run.js';
+import { fakeSet, jsonLines, ROOT, runCli, startCli, survivorsOf, waitForStderr } from './helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), 'cli-controls-test-'));
-const fakes: CliFake[] = [];
+const { fake, cleanup: cleanupFakes } = fakeSet();
 
 afterAll(() => {
-  for (const { fake } of fakes) fake.cleanup();
+  cleanupFakes();
   rmSync(scratch, { recursive: true, force: true });
 });
 
-function fake(scenario: Scenario | Parameters<typeof cliFake>[0]): CliFake {
-  const made = cliFake(scenario);
-  fakes.push(made);
-  return made;
-}
 
 /** A turn of many short pauses: steers are injected after each one, and cancel/finalize land within 300 ms. */
 const patient: Scenario = {

@@ -7,22 +7,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
-import { CLI, cliFake, hasScript, jsonLines, runCli, survivorsOf, type CliFake } from './helpers/cli-run.js';
+import { CLI, fakeSet, hasScript, jsonLines, runCli, survivorsOf } from './helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), 'cli-output-test-'));
-const fakes: CliFake[] = [];
+const { fake, cleanup: cleanupFakes } = fakeSet();
 
 afterAll(() => {
-  for (const { fake } of fakes) fake.cleanup();
+  cleanupFakes();
   rmSync(scratch, { recursive: true, force: true });
 });
 
-function fake(scenario: Scenario | Parameters<typeof cliFake>[0]): CliFake {
-  const made = cliFake(scenario);
-  fakes.push(made);
-  return made;
-}
 
 const ANSWER = 'The answer: 42 — with ✓ and 😀, on\ntwo lines.';
 const answering: Scenario = {

@@ -4,20 +4,15 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
-import { CLI, cliFake, jsonLines, startCli, survivorsOf, waitForStderr, type CliFake } from './helpers/cli-run.js';
+import { CLI, fakeSet, jsonLines, startCli, survivorsOf, waitForStderr, type CliFake } from './helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
-const fakes: CliFake[] = [];
+const { fake, cleanup: cleanupFakes } = fakeSet();
 
 afterAll(() => {
-  for (const { fake } of fakes) fake.cleanup();
+  cleanupFakes();
 });
 
-function fake(scenario: Scenario | Parameters<typeof cliFake>[0]): CliFake {
-  const made = cliFake(scenario);
-  fakes.push(made);
-  return made;
-}
 
 /** Waits until the fake child's tree has `count` live processes (the child and its grandchildren). */
 async function waitForTree(child: CliFake, count: number): Promise<void> {

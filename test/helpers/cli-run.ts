@@ -82,6 +82,21 @@ export function cliFake(scenario: Scenario | BuiltinScenarioName, options: FakeC
   return { fake, command: ['--', fake.command, ...fake.args], env: fake.env };
 }
 
+/** The fake children of one test file: `fake()` makes one, `cleanup()` (from afterAll) removes all their files. */
+export function fakeSet(): { fake: (scenario: Scenario | BuiltinScenarioName) => CliFake; cleanup: () => void } {
+  const made: CliFake[] = [];
+  return {
+    fake(scenario) {
+      const child = cliFake(scenario);
+      made.push(child);
+      return child;
+    },
+    cleanup() {
+      for (const { fake } of made.splice(0)) fake.cleanup();
+    },
+  };
+}
+
 /** Every process of this fake child (child and grandchildren) is gone, allowing a moment for the kernel to reap. */
 export async function survivorsOf(fake: FakeChild): Promise<number[]> {
   return waitUntilGone(() => fake.livePids(), 1000);
