@@ -108,6 +108,81 @@ describe('line tail', () => {
     tail.close();
   });
 
+  it('measures lines of multi-byte characters in bytes: 65535 bytes pass, 65536 are oversize', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    // 21845 x 3 bytes = 65535 (fewer UTF-16 units than bytes: the unit count alone cannot tell).
+    const threeByte = '€'.repeat(21_845);
+    // 16384 x 4 bytes = 65536, as 32768 UTF-16 units (surrogate pairs).
+    const fourByte = '𝄞'.repeat(16_384);
+    const mixed = `${'€'.repeat(21_844)}ab`; // 65534 bytes
+    const mixedLongest = `${'€'.repeat(21_844)}abc`; // 65535 bytes
+    const mixedOver = `${'€'.repeat(21_844)}abcd`; // 65536 bytes
+    appendFileSync(path, [threeByte, fourByte, mixed, mixedLongest, mixedOver, 'after'].join('\n') + '\n');
+    tail.drain();
+    expect(lines).toEqual([threeByte, mixed, mixedLongest, 'after']);
+    expect(reports).toEqual(['oversize', 'oversize']);
+    tail.close();
+  });
+
+  it('measures invalid UTF-8 as its raw bytes, not as the replacement characters it decodes to', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    // 0xff is one invalid byte, decoded as U+FFFD (3 bytes if re-encoded): a 65535-byte line of them
+    // must pass, a 65536-byte one must not, whatever the re-encoded length says.
+    const invalid = (bytes: number) => Buffer.alloc(bytes, 0xff);
+    const newline = Buffer.from('\n');
+    appendFileSync(
+      path,
+      Buffer.concat([
+        Buffer.from('{"ok":1}\n'),
+        invalid(MAX_LINE_BYTES - 1),
+        newline,
+        invalid(MAX_LINE_BYTES),
+        newline,
+        Buffer.from('x'.repeat(30_000)),
+        invalid(20_000),
+        newline,
+        Buffer.from('€after'),
+        newline,
+      ]),
+    );
+    tail.drain();
+    expect(lines).toEqual([
+      '{"ok":1}',
+      '\uFFFD'.repeat(MAX_LINE_BYTES - 1),
+      'x'.repeat(30_000) + '\uFFFD'.repeat(20_000),
+      '€after',
+    ]);
+    expect(reports).toEqual(['oversize']);
+    tail.close();
+  });
+
+  it('keeps a character split between two appends whole, and sizes the joined line exactly', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    const euro = Buffer.from('€');
+    // 21844 x 3 bytes, then a euro sign whose bytes arrive in two separate reads: 65535 bytes once whole.
+    const head = Buffer.from('€'.repeat(21_844));
+    appendFileSync(path, Buffer.concat([head, euro.subarray(0, 1)]));
+    tail.drain();
+    appendFileSync(path, Buffer.concat([euro.subarray(1), Buffer.from('\n')]));
+    tail.drain();
+    expect(lines).toEqual(['€'.repeat(21_845)]);
+    expect(reports).toEqual([]);
+    // One more byte in the same pieces is oversize.
+    appendFileSync(path, Buffer.concat([head, Buffer.from('b'), euro.subarray(0, 2)]));
+    tail.drain();
+    appendFileSync(path, Buffer.concat([euro.subarray(2), Buffer.from('\nend\n')]));
+    tail.drain();
+    expect(lines.slice(1)).toEqual(['end']);
+    expect(reports).toEqual(['oversize']);
+    tail.close();
+  });
+
   it('skips an oversize line arriving in pieces without holding it, reporting it once', () => {
     const { lines, reports, handlers } = recorder();
     const tail = new LineTail(path, handlers);

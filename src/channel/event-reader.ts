@@ -1,23 +1,13 @@
 // Reads the event file: whole lines from the tail, decoded and seq-checked by the wire receiver, run id checked.
 import { createReceiver, MAX_LINE_BYTES } from '../wire/index.js';
-import type { RejectionCode, WireEvent } from '../wire/index.js';
+import type { Rejection, RejectionCode, WireEvent } from '../wire/index.js';
 import { LineTail } from './line-tail.js';
 
 /** Codes of a rejected event line: the codec's, plus the channel's own failures. */
 export type ReaderRejectionCode = RejectionCode | 'foreign-run' | 'event-file-truncated' | 'read-error';
 
-/** A line (or the file) that did not yield an event. Fatal ones stop the reader. */
-export interface ReaderRejection {
-  code: ReaderRejectionCode;
-  reason: string;
-  fatal: boolean;
-  seq?: number;
-  /** The line's `type` field when readable. */
-  type?: string;
-  /** The line's `run` field when readable. */
-  run?: string;
-  errors?: string[];
-}
+/** A line (or the file) that did not yield an event: a wire rejection or one of the channel's own. Fatal ones stop the reader. */
+export type ReaderRejection = Omit<Rejection, 'code'> & { code: ReaderRejectionCode };
 
 export interface EventReaderHandlers {
   /** A valid event of this run, in order. */

@@ -29,6 +29,8 @@ export interface LineTailOptions {
 
 const NEWLINE = 0x0a;
 const CHUNK_BYTES = 64 * 1024;
+/** A line of fewer UTF-16 units than this is surely under MAX_LINE_BYTES (at most 3 UTF-8 bytes per unit). */
+const SURELY_SHORT_UNITS = Math.ceil(MAX_LINE_BYTES / 3);
 /** An idle tail's safety poll slows down to this many times its base period. */
 const MAX_POLL_BACKOFF = 8;
 /** Period of the one timer that runs every tail's safety poll. */
@@ -63,17 +65,17 @@ function stopPolling(tail: LineTail): void {
 /**
  * Reads a file that another process appends lines to. Every wake-up drains everything available
  * (no per-tick cap) in 64 KiB synchronous reads into one reused buffer; only whole lines are handed
- * on, a partial last line waits in a bounded buffer for its newline. Memory stays bounded whatever
- * the writer does: an oversize line is never held, a pause leaves unread bytes in the file.
+ * on (the whole lines of a read decoded at once), a partial last line waits at the front of that
+ * buffer for its newline. Memory stays bounded whatever the writer does: an oversize line is never
+ * held, a pause leaves unread bytes in the file.
  */
 export class LineTail {
   readonly #path: string;
   readonly #handlers: LineTailHandlers;
   readonly #pollMs: number;
   readonly #shouldPause: () => boolean;
-  readonly #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  /** Holds a partial line between reads; allocated on first use, never larger than MAX_LINE_BYTES. */
-  #partial: Buffer | undefined;
+  /** A partial line carried over from the last read (its first `#partialLength` bytes), then the next read. */
+  readonly #chunk = Buffer.allocUnsafe(MAX_LINE_BYTES + CHUNK_BYTES);
   #partialLength = 0;
   /** Inside an oversize line: discard until its newline. */
   #skipping = false;
@@ -171,7 +173,6 @@ export class LineTail {
       }
       this.#fd = undefined;
     }
-    this.#partial = undefined;
     this.#partialLength = 0;
   }
 
@@ -221,7 +222,7 @@ export class LineTail {
       if (!ignorePause && this.#shouldPause()) return;
       let bytes: number;
       try {
-        bytes = readSync(fd, this.#chunk, 0, CHUNK_BYTES, this.#offset);
+        bytes = readSync(fd, this.#chunk, this.#partialLength, CHUNK_BYTES, this.#offset);
       } catch (error) {
         this.#fail(error as Error);
         return;
@@ -233,60 +234,83 @@ export class LineTail {
         this.#pollEvery = this.#pollMs;
         this.#nextPollAt = Math.min(this.#nextPollAt, Date.now() + this.#pollMs);
       }
-      this.#split(bytes);
+      this.#split(this.#partialLength + bytes);
     }
   }
 
-  /** Hands on every whole line of the first `length` bytes of the chunk; keeps (or skips) the rest. */
+  /**
+   * Hands on every whole line of the first `length` bytes of the chunk (the carried partial line, then
+   * what was just read); keeps (or skips) the bytes after the last newline. The whole lines are decoded
+   * as one string, split at '\n' (a newline byte is never part of a multi-byte character, and stays a
+   * newline when the bytes around it are invalid UTF-8); a partial line stays bytes, so a character cut
+   * by the end of a read is never decoded in halves.
+   */
   #split(length: number): void {
     const chunk = this.#chunk;
     let start = 0;
-    while (start < length && !this.#stopped) {
-      const newline = chunk.indexOf(NEWLINE, start);
-      const end = newline === -1 || newline >= length ? -1 : newline;
-      if (end === -1) {
-        this.#keepPartial(start, length);
-        return;
-      }
-      this.#completeLine(start, end);
-      start = end + 1;
-    }
-  }
-
-  #completeLine(start: number, end: number): void {
     if (this.#skipping) {
+      const newline = chunk.indexOf(NEWLINE, 0);
+      if (newline === -1 || newline >= length) return;
       this.#skipping = false;
-      return;
+      start = newline + 1;
     }
-    const total = this.#partialLength + (end - start);
-    if (total >= MAX_LINE_BYTES) {
-      this.#partialLength = 0;
-      this.#handlers.oversize();
-      return;
+    const last = length > start ? chunk.lastIndexOf(NEWLINE, length - 1) : -1;
+    if (last >= start) {
+      const text = chunk.toString('utf8', start, last);
+      // U+FFFD may stand for 1 to 3 invalid bytes: only byte positions give such a line's exact size.
+      if (text.includes('\uFFFD')) this.#splitBytes(start, last);
+      else this.#splitText(text);
+      if (this.#stopped) return;
+      start = last + 1;
     }
-    if (this.#partialLength === 0) {
-      this.#handlers.line(this.#chunk.toString('utf8', start, end));
-      return;
-    }
-    const partial = this.#partial!;
-    this.#chunk.copy(partial, this.#partialLength, start, end);
-    this.#partialLength = 0;
-    this.#handlers.line(partial.toString('utf8', 0, total));
+    this.#keepPartial(start, length);
   }
 
+  /** The lines of `text` (valid UTF-8 decoded, so `Buffer.byteLength` of a line is its exact size in the file). */
+  #splitText(text: string): void {
+    const end = text.length;
+    let from = 0;
+    while (from <= end && !this.#stopped) {
+      let newline = text.indexOf('\n', from);
+      if (newline === -1) newline = end;
+      const units = newline - from;
+      // A UTF-16 unit is 1 to 3 UTF-8 bytes: only a line between the two bounds needs counting.
+      if (units >= MAX_LINE_BYTES) {
+        this.#handlers.oversize();
+      } else if (units < SURELY_SHORT_UNITS) {
+        this.#handlers.line(text.slice(from, newline));
+      } else {
+        const line = text.slice(from, newline);
+        if (Buffer.byteLength(line, 'utf8') >= MAX_LINE_BYTES) this.#handlers.oversize();
+        else this.#handlers.line(line);
+      }
+      from = newline + 1;
+    }
+  }
+
+  /** The lines of chunk bytes `start` to the newline at `last`, sized and decoded one by one. */
+  #splitBytes(start: number, last: number): void {
+    const chunk = this.#chunk;
+    while (start <= last && !this.#stopped) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline - start >= MAX_LINE_BYTES) this.#handlers.oversize();
+      else this.#handlers.line(chunk.toString('utf8', start, newline));
+      start = newline + 1;
+    }
+  }
+
+  /** Keeps chunk bytes `start` to `end` (a line without its newline yet) at the front of the chunk, or skips an oversize one. */
   #keepPartial(start: number, end: number): void {
-    if (this.#skipping) return;
-    const total = this.#partialLength + (end - start);
-    if (total >= MAX_LINE_BYTES) {
+    const length = end - start;
+    if (length >= MAX_LINE_BYTES) {
       // Report now and drop what we hold: the rest of this line is skipped as it arrives.
       this.#partialLength = 0;
       this.#skipping = true;
       this.#handlers.oversize();
       return;
     }
-    this.#partial ??= Buffer.allocUnsafe(MAX_LINE_BYTES);
-    this.#chunk.copy(this.#partial, this.#partialLength, start, end);
-    this.#partialLength = total;
+    if (start > 0 && length > 0) this.#chunk.copyWithin(0, start, end);
+    this.#partialLength = length;
   }
 
   #fail(error: Error): void {
