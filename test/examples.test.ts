@@ -19,6 +19,6 @@ describe('examples', () => {
       cwd: fileURLToPath(new URL('..', import.meta.url)),
       timeout: 60_000,
     });
-    expect(stdout.length).toBeGreaterThan(0);
+    expect(stdout.trim().length).toBeGreaterThan(0);
   });
 });

@@ -180,11 +180,6 @@ describe('the built package and the bin', () => {
     expect(existsSync(report.transcriptDir)).toBe(false);
   });
 
-  it('the README example (docs-drafts/testing.md) runs against spawnRun and exits cleanly', async () => {
-    const { stdout } = await run(process.execPath, [join(root, 'test', 'helpers', 'fake-doc-example.mjs')], { cwd: root, timeout: 45_000 });
-    expect(stdout.trim()).toBe('all good');
-  });
-
   it('removes the kit temp dirs at process exit even without cleanup()', async () => {
     const { stdout } = await run(process.execPath, [join(root, 'test', 'helpers', 'fake-kit-smoke.mjs'), '--leave-dirs'], { cwd: root, timeout: 30_000 });
     const report = JSON.parse(stdout) as { transcriptDir: string; code: number };

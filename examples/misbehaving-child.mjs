@@ -1,4 +1,4 @@
-// The README example of docs-drafts/testing.md, runnable: one's own orchestration code against misbehaving fake children.
+// Testing your own orchestration code against misbehaving fake children (the README example of subvisor/testing).
 import assert from 'node:assert/strict';
 import { spawnRun } from 'subvisor';
 import { fakeChild } from 'subvisor/testing';
