@@ -1,14 +1,19 @@
 // Suite-wide setup: builds dist/ when it is missing (the fake child runs from it), tags this suite's
-// processes through the environment they inherit, and after the suite fails the run if any is still alive.
+// processes and gives them a private TMPDIR through the environment they inherit, and after the suite
+// fails the run if any process is still alive or any temp file or directory was left behind.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Every process this suite starts inherits this variable, so other suites' processes are not counted. */
 const SUITE_TAG = 'SUBVISOR_TEST_SUITE';
 const suiteId = randomUUID();
+/** os.tmpdir() of every test process and child: whatever is left in it at the end is a leak. */
+let suiteTmp: string | undefined;
 
 function liveSuiteProcesses(): string[] {
   const found: string[] = [];
@@ -30,6 +35,8 @@ function liveSuiteProcesses(): string[] {
 
 export function setup(): void {
   process.env[SUITE_TAG] = suiteId;
+  suiteTmp = mkdtempSync(join(tmpdir(), 'subvisor-suite-'));
+  process.env['TMPDIR'] = suiteTmp;
   if (!existsSync(`${root}dist/testing/fake-child.js`)) {
     execFileSync('npx', ['tsup', '--silent'], { cwd: root, stdio: 'inherit' });
   }
@@ -41,7 +48,14 @@ export async function teardown(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const survivors = liveSuiteProcesses();
-  if (survivors.length > 0) {
-    throw new Error(`processes started by the test suite outlived it:\n${survivors.join('\n')}`);
+  const leftovers = suiteTmp === undefined ? [] : readdirSync(suiteTmp);
+  if (suiteTmp !== undefined) rmSync(suiteTmp, { recursive: true, force: true });
+  const problems: string[] = [];
+  if (survivors.length > 0) problems.push(`processes started by the test suite outlived it:\n${survivors.join('\n')}`);
+  if (leftovers.length > 0) problems.push(`the test suite left temp files behind: ${leftovers.join(', ')}`);
+  if (problems.length > 0) {
+    // vitest reports an error thrown here but still exits 0: set the exit code so the run fails.
+    process.exitCode = 1;
+    throw new Error(problems.join('\n'));
   }
 }

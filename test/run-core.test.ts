@@ -432,7 +432,7 @@ describe('the parent process', () => {
 
   it('on SIGTERM reaps every live tree (grandchildren too) and dies by the signal', async () => {
     const path = script(`
-      const made = fakeChild('grandchildren');
+      const made = fakeChild('grandchildren', { transcript: false });
       const runs = [1, 2].map((i) => spawnRun({ ...made, task: 'run ' + i, stateDir: ${JSON.stringify(stateDir)} }));
       const pids = [];
       let ready = 0;

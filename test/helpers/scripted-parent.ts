@@ -1,7 +1,7 @@
 // A minimal scripted parent for the fake child's conformance tests: files, control appends, event reads, invariants.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -184,7 +184,10 @@ export class ScriptedParent {
     return result;
   }
 
-  /** Kills the child's process group and whatever else carries the fake token, then removes the files. */
+  /**
+   * Kills the child's process group and whatever else carries the fake token, then removes the files,
+   * including the answer file a result named (a parent owns it; only a regular file, never a link).
+   */
   async dispose(token?: string): Promise<void> {
     const pids = [...liveTree(this.pid), ...(token === undefined ? [] : liveFakeProcesses(token))];
     try {
@@ -201,6 +204,10 @@ export class ScriptedParent {
     }
     await waitUntilGone(pids, 10_000);
     if (!this.hasExited) await this.waitExit(10_000).catch(() => undefined);
+    for (const event of this.lenientEvents()) {
+      const path = event.type === 'result' ? event['final-text-path'] : undefined;
+      if (path !== undefined && existsSync(path) && lstatSync(path).isFile()) rmSync(path);
+    }
     rmSync(this.dir, { recursive: true, force: true });
     live.delete(this);
   }
