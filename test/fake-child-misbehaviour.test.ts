@@ -4,27 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '../src/wire/index.js';
 import type { RejectionCode, WireEvent } from '../src/wire/index.js';
-import { fakeChild, isAlive, waitUntilGone } from '../src/testing/index.js';
-import type { BuiltinScenarioName, FakeChild, Scenario } from '../src/testing/index.js';
-import { checkInvariants, ScriptedParent } from './helpers/scripted-parent.js';
+import { isAlive, waitUntilGone } from '../src/testing/index.js';
+import type { FakeChild } from '../src/testing/index.js';
+import { checkInvariants, scriptedChildren } from './helpers/scripted-parent.js';
 
-const FAST = { turnTickMs: 5, idleTickMs: 10 };
-
-const made: Array<{ fake: FakeChild; parent: ScriptedParent }> = [];
-function start(scenario: Scenario | BuiltinScenarioName, options: ConstructorParameters<typeof ScriptedParent>[1] = {}) {
-  const fake = fakeChild(scenario, FAST);
-  const parent = new ScriptedParent(fake, options);
-  made.push({ fake, parent });
-  return { fake, parent };
-}
-
-afterEach(async () => {
-  for (const { fake, parent } of made.splice(0)) {
-    await parent.dispose(fake.token);
-    expect(fake.livePids()).toEqual([]);
-    fake.cleanup();
-  }
-});
+const { start, reap } = scriptedChildren();
+afterEach(reap);
 
 const exitOf = (events: WireEvent[]) => [...events].reverse().find((event) => event.type === 'exit');
 

@@ -9,27 +9,14 @@ import { createReceiver, MAX_LINE_BYTES, rejectionAck } from '../src/wire/index.
 import type { WireEvent } from '../src/wire/index.js';
 import { expandText } from '../src/testing/text.js';
 import { fakeChild, isAlive, waitUntilGone } from '../src/testing/index.js';
-import type { FakeChild, Scenario } from '../src/testing/index.js';
-import { checkInvariants, ScriptedParent } from './helpers/scripted-parent.js';
+import type { Scenario } from '../src/testing/index.js';
+import { checkInvariants, FAST_TICKS, scriptedChildren } from './helpers/scripted-parent.js';
 
-const FAST = { turnTickMs: 5, idleTickMs: 10 };
+const FAST = FAST_TICKS;
 const LONG: Scenario = { turns: [{ steps: [{ pause: 60_000 }], answer: 'never' }] };
 
-const made: Array<{ fake: FakeChild; parent: ScriptedParent }> = [];
-function start(scenario: Scenario | 'echo' | 'huge-answer', options: ConstructorParameters<typeof ScriptedParent>[1] = {}) {
-  const fake = fakeChild(scenario, FAST);
-  const parent = new ScriptedParent(fake, options);
-  made.push({ fake, parent });
-  return { fake, parent };
-}
-
-afterEach(async () => {
-  for (const { fake, parent } of made.splice(0)) {
-    await parent.dispose(fake.token);
-    expect(fake.livePids()).toEqual([]);
-    fake.cleanup();
-  }
-});
+const { start, reap } = scriptedChildren();
+afterEach(reap);
 
 const acks = (events: WireEvent[]) => events.filter((event): event is Extract<WireEvent, { type: 'control-ack' }> => event.type === 'control-ack');
 const exitOf = (events: WireEvent[]) => {

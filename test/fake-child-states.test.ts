@@ -2,11 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FINALIZE_NOTE } from '../src/wire/index.js';
 import type { WireControlType, WireEvent } from '../src/wire/index.js';
-import { fakeChild } from '../src/testing/index.js';
 import type { FakeChild, Scenario } from '../src/testing/index.js';
-import { checkInvariants, ScriptedParent } from './helpers/scripted-parent.js';
-
-const FAST = { turnTickMs: 5, idleTickMs: 10 };
+import { checkInvariants, scriptedChildren, ScriptedParent } from './helpers/scripted-parent.js';
 
 /** Turns (and the final turn) that stay busy for a minute, so a state holds while a control lands. */
 const LONG: Scenario = {
@@ -15,22 +12,8 @@ const LONG: Scenario = {
   finalTurn: { steps: [{ pause: 60_000 }], answer: 'final' },
 };
 
-const made: Array<{ fake: FakeChild; parent: ScriptedParent }> = [];
-
-function start(scenario: Scenario | 'echo' | 'demo', options: ConstructorParameters<typeof ScriptedParent>[1] = {}) {
-  const fake = fakeChild(scenario, FAST);
-  const parent = new ScriptedParent(fake, options);
-  made.push({ fake, parent });
-  return { fake, parent };
-}
-
-afterEach(async () => {
-  for (const { fake, parent } of made.splice(0)) {
-    await parent.dispose(fake.token);
-    expect(fake.livePids()).toEqual([]);
-    fake.cleanup();
-  }
-});
+const { start, reap } = scriptedChildren();
+afterEach(reap);
 
 const types = (events: WireEvent[]) => events.map((event) => event.type);
 /** Types of the events after the ack of `seq` (the ack's effects). */

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createReceiver, createSender } from '../../src/wire/index.js';
 import type { PayloadOf, WireControl, WireControlType, WireEvent } from '../../src/wire/index.js';
-import { liveFakeProcesses, liveTree, waitUntilGone } from '../../src/testing/index.js';
+import { expect } from 'vitest';
+import { fakeChild, liveFakeProcesses, liveTree, waitUntilGone } from '../../src/testing/index.js';
+import type { BuiltinScenarioName, FakeChild, Scenario } from '../../src/testing/index.js';
 
 export interface ChildSpec {
   command: string;
@@ -211,6 +213,38 @@ export class ScriptedParent {
     rmSync(this.dir, { recursive: true, force: true });
     live.delete(this);
   }
+}
+
+/** Fast fake-child ticks for conformance tests. */
+export const FAST_TICKS = { turnTickMs: 5, idleTickMs: 10 };
+
+/**
+ * The fake children of one test file, each with its scripted parent: `start()` makes a pair, `reap()`
+ * (from afterEach) disposes every pair, checks that none of its processes is alive, and removes its files.
+ */
+export function scriptedChildren(): {
+  start: (
+    scenario: Scenario | BuiltinScenarioName,
+    options?: ConstructorParameters<typeof ScriptedParent>[1],
+  ) => { fake: FakeChild; parent: ScriptedParent };
+  reap: () => Promise<void>;
+} {
+  const made: Array<{ fake: FakeChild; parent: ScriptedParent }> = [];
+  return {
+    start(scenario, options = {}) {
+      const fake = fakeChild(scenario, FAST_TICKS);
+      const parent = new ScriptedParent(fake, options);
+      made.push({ fake, parent });
+      return { fake, parent };
+    },
+    async reap() {
+      for (const { fake, parent } of made.splice(0)) {
+        await parent.dispose(fake.token);
+        expect(fake.livePids()).toEqual([]);
+        fake.cleanup();
+      }
+    },
+  };
 }
 
 /** Disposes every scripted parent still alive (for afterEach). */
