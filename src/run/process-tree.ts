@@ -29,17 +29,23 @@ function scanProcesses(): ProcessTable {
   return hasProcFs ? scanProcFs() : scanPs();
 }
 
-function scanProcFs(): ProcessTable {
-  const table: ProcessTable = new Map();
+/** The /proc entries that are processes (their names start with a digit); none when /proc cannot be read. */
+function procPidEntries(): string[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return table;
+    return [];
   }
-  for (const entry of entries) {
+  return entries.filter((entry) => {
     const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
+    return first >= 48 && first <= 57;
+  });
+}
+
+function scanProcFs(): ProcessTable {
+  const table: ProcessTable = new Map();
+  for (const entry of procPidEntries()) {
     let stat: string;
     try {
       stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
@@ -95,15 +101,7 @@ function scanMarked(marker: string): number[] {
   const needle = Buffer.from(`\0${marker}\0`);
   const first = Buffer.from(`${marker}\0`);
   const found: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return found;
-  }
-  for (const entry of entries) {
-    const code = entry.charCodeAt(0);
-    if (code < 48 || code > 57) continue;
+  for (const entry of procPidEntries()) {
     let environ: Buffer;
     try {
       environ = readFileSync(`/proc/${entry}/environ`);
