@@ -1,5 +1,5 @@
 // The fake child's misbehaviours and built-in scenarios, each observed from a scripted parent.
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '../src/wire/index.js';
@@ -7,6 +7,7 @@ import type { RejectionCode, WireEvent } from '../src/wire/index.js';
 import { isAlive, waitUntilGone } from '../src/testing/index.js';
 import type { FakeChild } from '../src/testing/index.js';
 import { checkInvariants, scriptedChildren } from './helpers/scripted-parent.js';
+import { procInfo } from './helpers/spawn-procs.js';
 
 const { start, reap } = scriptedChildren();
 afterEach(reap);
@@ -149,14 +150,11 @@ describe('process trees', () => {
     const pidOf = (ownSession: boolean) =>
       events.find((event) => 'grandchild-pid' in event && event['own-session?'] === ownSession)?.['grandchild-pid'] as number;
     const pids = [pidOf(false), pidOf(true)];
-    const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').slice(readFileSync(`/proc/${pid}/stat`, 'utf8').lastIndexOf(')') + 2).split(' ');
-    const [, , childGroup, childSession] = stat(parent.pid);
-    const [, , firstGroup, firstSession] = stat(pids[0] as number);
-    const [, , , secondSession] = stat(pids[1] as number);
-    expect(firstGroup).toBe(childGroup);
-    expect(firstSession).toBe(childSession);
-    expect(secondSession).not.toBe(childSession);
-    expect(secondSession).toBe(String(pids[1]));
+    const [child, first, second] = [parent.pid, pids[0] as number, pids[1] as number].map((pid) => procInfo(pid)!);
+    expect(first?.pgid).toBe(child?.pgid);
+    expect(first?.sid).toBe(child?.sid);
+    expect(second?.sid).not.toBe(child?.sid);
+    expect(second?.sid).toBe(pids[1]);
     expect(fake.transcript().grandchildren.sort()).toEqual([...pids].sort());
     expect(fake.livePids().sort()).toEqual([parent.pid, ...pids].sort());
     for (const pid of [parent.pid, ...pids]) process.kill(pid, 'SIGTERM');

@@ -46,22 +46,8 @@ function procPidEntries(): string[] {
 function scanProcFs(): ProcessTable {
   const table: ProcessTable = new Map();
   for (const entry of procPidEntries()) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue; // ended while we looked
-    }
-    // The command name may contain spaces and parentheses: fields start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(entry);
-    table.set(pid, {
-      pid,
-      ppid: Number(fields[1]),
-      pgrp: Number(fields[2]),
-      start: fields[19] ?? '',
-      zombie: fields[0] === 'Z' || fields[0] === 'X',
-    });
+    const row = readRow(Number(entry));
+    if (row !== undefined) table.set(row.pid, row); // undefined: it ended while we looked
   }
   return table;
 }
@@ -121,6 +107,7 @@ function readRow(pid: number): ProcessRow | undefined {
   } catch {
     return undefined;
   }
+  // The command name may contain spaces and parentheses: fields start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return {
     pid,

@@ -243,12 +243,17 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
   /** @internal The parent process is exiting: SIGKILL what is left, remove the files, synchronously. */
   killNow(): void {
     this.#process?.killNow();
-    if (this.#directory !== undefined && !this.#options.keepFiles) removeRunDirectory(this.#directory.dir);
+    this.#removeChannelFiles();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
   /* Start-up                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
+
+  /** Removes the run directory unless the caller asked to keep it for debugging. */
+  #removeChannelFiles(): void {
+    if (this.#directory !== undefined && !this.#options.keepFiles) removeRunDirectory(this.#directory.dir);
+  }
 
   #openChannel(): void {
     const directory = createRunDirectory(this.#options.stateDir, { keep: this.#options.keepFiles });
@@ -650,7 +655,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     });
     this.#writer?.close();
     this.#reader?.close();
-    if (this.#directory !== undefined && !this.#options.keepFiles) removeRunDirectory(this.#directory.dir);
+    this.#removeChannelFiles();
     if (this.#process !== undefined) unregisterLiveRun(this);
     this.emit('outcome', outcome);
     this.#resolveOutcome(outcome);
