@@ -1,6 +1,9 @@
-// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome).
+// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
 export { spawnRun } from './run/spawn-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './run/types.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';
+export { createSupervisor } from './pool/supervisor.js';
+export { SupervisorClosedError } from './pool/errors.js';
+export type * from './pool/types.js';

@@ -2,7 +2,7 @@
 import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
 import type { RunEvent } from '../run/types.js';
-import type { RunState } from '../wire/index.js';
+import type { RunHandleState } from '../run/types.js';
 import { tokensOf } from './usage-tokens.js';
 
 export type ProgressMode = 'live' | 'plain' | 'quiet';
@@ -25,7 +25,7 @@ export function formatElapsed(ms: number): string {
 
 /** What the status line shows, updated from the run's events. */
 interface Status {
-  state: RunState;
+  state: RunHandleState;
   turn: number;
   tool?: string;
   /** Tokens of finished turns. */
@@ -76,7 +76,7 @@ export class Progress {
     if (pid !== undefined) this.note(`run ${runId} started (pid ${pid})`);
   }
 
-  state(state: RunState): void {
+  state(state: RunHandleState): void {
     this.status.state = state;
     this.draw();
   }

@@ -2,12 +2,13 @@
 import type { WireControlType } from '../wire/index.js';
 
 /** Which rule refused a control. */
-export type ControlRefusalCode = 'empty-text' | 'too-large' | 'invalid' | 'run-ended';
+export type ControlRefusalCode = 'empty-text' | 'too-large' | 'invalid' | 'run-ended' | 'queued';
 
 /**
  * Rejection of a control method that subvisor refused without writing a line: empty steer/follow-up
  * text (`empty-text`), a control line of 65536 bytes or more (`too-large`), a control the codec cannot
- * encode (`invalid`), or any control after the run ended (`run-ended`).
+ * encode (`invalid`), any control after the run ended (`run-ended`), or a control other than `cancel`
+ * sent to a pooled run that is still queued and has no child yet (`queued`).
  */
 export class ControlRefusedError extends Error {
   override readonly name = 'ControlRefusedError';

@@ -28,7 +28,8 @@ export function spawnRun(options: RunOptions): Run {
   return new SupervisedRun(resolveOptions(options));
 }
 
-function resolveOptions(options: RunOptions): ResolvedRunOptions {
+/** Validates `options` and applies the defaults; throws like {@link spawnRun}. Starts nothing. */
+export function resolveOptions(options: RunOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
   const { command } = options;
   if (typeof command !== 'string' || command === '') throw new TypeError('options.command must be a non-empty string');

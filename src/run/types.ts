@@ -398,12 +398,20 @@ export interface KillStep {
   pids: number[];
 }
 
+/**
+ * The state a {@link Run} handle reports: one of the wire states mirrored from the child, or `queued`
+ * for a run of a supervisor pool (`createSupervisor`) that waits for a free slot and has no child yet.
+ * A run from `spawnRun` is never `queued`; a queued run leaves `queued` for `starting` (or, when it is
+ * cancelled before it starts, straight for `cancelled`).
+ */
+export type RunHandleState = 'queued' | RunState;
+
 /** Listener map of a {@link Run} (eventemitter3). Listeners must not throw. */
 export interface RunEvents {
   /** Every event, in order, as the iterator yields it (ending with exactly one `exit`). */
   event: (event: RunEvent) => void;
-  /** The mirrored state changed. */
-  state: (state: RunState, previous: RunState) => void;
+  /** The state changed (the mirrored wire state, or a pooled run leaving `queued`). */
+  state: (state: RunHandleState, previous: RunHandleState) => void;
   /**
    * A control was answered (or given up on as `unanswered`): every control subvisor wrote, including
    * the task prompt and its own `close` (keepAlive false) and `cancel` (terminate, abort, finalize grace,
@@ -439,8 +447,11 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
   readonly id: string;
   /** The child's pid; undefined when it could not be spawned. */
   readonly pid: number | undefined;
-  /** The mirrored run state (one of the wire states); follows the `state` event. */
-  readonly state: RunState;
+  /**
+   * The mirrored run state (one of the wire states), or `queued` for a pooled run still waiting for a
+   * slot; follows the `state` event.
+   */
+  readonly state: RunHandleState;
   /** The private run directory holding the control and event files (removed at the end unless `keepFiles`). */
   readonly channelDir: string;
   /** True once the outcome is settled. */

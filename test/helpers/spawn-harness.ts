@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { spawnRun } from '../../src/index.js';
-import type { Ack, Outcome, Run, RunEvent, RunOptions, RunState } from '../../src/index.js';
+import type { Ack, Outcome, Run, RunEvent, RunHandleState as RunState, RunOptions } from '../../src/index.js';
 import { fakeChild, waitUntilGone } from '../../src/testing/index.js';
 import type { BuiltinScenarioName, FakeChild, FakeChildOptions, Scenario } from '../../src/testing/index.js';
 

@@ -1,0 +1,160 @@
+// The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
+import type { RunEvent } from '../run/types.js';
+import type { PoolEvent, PoolRun } from './types.js';
+
+/** Past this many consumed entries the array is compacted, so a long session does not keep its history. */
+const COMPACT_AFTER = 1024;
+
+/** One events() iterator: a single-consumer FIFO of pool events. */
+export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefined> {
+  #items: PoolEvent[] = [];
+  #head = 0;
+  #ended = false;
+  #closed = false;
+  #waiter: ((item: PoolEvent | undefined) => void) | undefined;
+  readonly untilIdle: boolean;
+  readonly #onTaken: () => void;
+  readonly #onClosed: (queue: PoolEventQueue) => void;
+
+  constructor(untilIdle: boolean, onTaken: () => void, onClosed: (queue: PoolEventQueue) => void) {
+    this.untilIdle = untilIdle;
+    this.#onTaken = onTaken;
+    this.#onClosed = onClosed;
+  }
+
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(item: PoolEvent): void {
+    if (this.#closed || this.#ended) return;
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter(item);
+      return;
+    }
+    this.#items.push(item);
+  }
+
+  /** No more entries: the consumer finishes after the queued ones. */
+  end(): void {
+    this.#ended = true;
+    if (this.size === 0) this.#finish();
+  }
+
+  next(): Promise<IteratorResult<PoolEvent, undefined>> {
+    if (this.size > 0) {
+      const items = this.#items;
+      const value = items[this.#head]!;
+      (items as Array<PoolEvent | undefined>)[this.#head] = undefined;
+      this.#head++;
+      if (this.#head === items.length) {
+        this.#items = [];
+        this.#head = 0;
+      } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
+        this.#items = items.slice(this.#head);
+        this.#head = 0;
+      }
+      this.#onTaken();
+      if (this.#ended && this.size === 0) this.#finish();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#closed || this.#ended) {
+      this.#finish();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => {
+      this.#waiter = (item) => resolve(item === undefined ? { value: undefined, done: true } : { value: item, done: false });
+    });
+  }
+
+  return(): Promise<IteratorResult<PoolEvent, undefined>> {
+    this.#finish();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#items = [];
+    this.#head = 0;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.(undefined);
+    this.#onClosed(this);
+  }
+}
+
+/**
+ * Every open events() iterator. Runs publish into all of them; while one holds more than
+ * `highWaterMark` entries, `overHighWater()` is true and the runs' pumps wait on `whenDrained()`,
+ * which resolves once every queue is back at half of it (or was closed).
+ */
+export class PoolEventTaps {
+  readonly #queues = new Set<PoolEventQueue>();
+  readonly #highWaterMark: number;
+  #drained: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  constructor(highWaterMark: number) {
+    this.#highWaterMark = highWaterMark;
+  }
+
+  /** True while some events() iterator is open: runs must pump their events to it. */
+  get active(): boolean {
+    return this.#queues.size > 0;
+  }
+
+  open(untilIdle: boolean): PoolEventQueue {
+    const queue = new PoolEventQueue(
+      untilIdle,
+      () => this.#checkDrained(),
+      (closed) => {
+        this.#queues.delete(closed);
+        this.#checkDrained();
+      },
+    );
+    this.#queues.add(queue);
+    return queue;
+  }
+
+  publish(run: PoolRun, event: RunEvent): void {
+    if (this.#queues.size === 0) return;
+    const item: PoolEvent = { run, event };
+    for (const queue of this.#queues) queue.push(item);
+  }
+
+  overHighWater(): boolean {
+    for (const queue of this.#queues) if (queue.size > this.#highWaterMark) return true;
+    return false;
+  }
+
+  /** Resolves once no queue holds more than half the high-water mark. */
+  whenDrained(): Promise<void> {
+    if (this.#drained === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.#drained = { promise, resolve };
+      this.#checkDrained();
+    }
+    return this.#drained?.promise ?? Promise.resolve();
+  }
+
+  /** The pool went idle: end the `untilIdle` iterators, and every iterator once the pool is closed. */
+  idle(closed: boolean): void {
+    for (const queue of [...this.#queues]) if (closed || queue.untilIdle) queue.end();
+  }
+
+  #checkDrained(): void {
+    const drained = this.#drained;
+    if (drained === undefined) return;
+    const low = this.#highWaterMark / 2;
+    for (const queue of this.#queues) if (queue.size > low) return;
+    this.#drained = undefined;
+    drained.resolve();
+  }
+}

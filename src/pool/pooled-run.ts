@@ -1,0 +1,362 @@
+// A pool's Run handle: queued until a slot is free, then a relay over the run spawnRun started.
+import { EventEmitter } from 'eventemitter3';
+import { ControlRefusedError } from '../run/errors.js';
+import { EventFanout } from '../run/event-fanout.js';
+import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
+import type {
+  Ack,
+  ExitRunEvent,
+  Outcome,
+  OutcomeErrorCode,
+  Run,
+  RunEvent,
+  RunEvents,
+  RunHandleState,
+  RunOptions,
+} from '../run/types.js';
+import type { WireControlType } from '../wire/index.js';
+import type { PoolEventTaps } from './event-taps.js';
+import type { PoolRun } from './types.js';
+
+/** The Run events a pooled run re-emits from the run it started (`outcome` is its own). */
+const RELAYED_EVENTS = ['event', 'state', 'ack', 'delivery', 'rejected', 'output', 'kill'] as const;
+
+export interface PooledRunInit {
+  /** Merged, validated run options, `runId` included. */
+  options: RunOptions & { runId: string };
+  priority: number;
+  attempt: number;
+  retryOf: PooledRun | undefined;
+  taps: PoolEventTaps;
+  /** Takes the run out of the supervisor's queue (it was cancelled before it started). */
+  dequeue: () => void;
+}
+
+/** Implementation of {@link PoolRun}; created by the supervisor. */
+export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
+  readonly id: string;
+  readonly attempt: number;
+  readonly retryOf: PooledRun | undefined;
+  readonly priority: number;
+  readonly outcome: Promise<Outcome>;
+  readonly finalOutcome: Promise<Outcome>;
+  readonly taskAck: Promise<Ack | undefined>;
+  nextAttempt: PooledRun | undefined;
+
+  readonly #options: RunOptions & { runId: string };
+  readonly #taps: PoolEventTaps;
+  readonly #fanout: EventFanout;
+  readonly #queuedAt = Date.now();
+  #dequeue: (() => void) | undefined;
+  #inner: Run | undefined;
+  #state: RunHandleState = 'queued';
+  #ended = false;
+  #endedByCaller = false;
+  #pumping = false;
+  #iterated = false;
+  #wakePump: (() => void) | undefined;
+  #resolveOutcome!: (outcome: Outcome) => void;
+  #resolveFinal!: (outcome: Outcome | Promise<Outcome>) => void;
+  #resolveTaskAck!: (ack: Promise<Ack | undefined> | undefined) => void;
+  readonly #onAbort = () => void this.#endQueued('cancelled', 'aborted', 'the abort signal fired while the run was queued');
+
+  constructor(init: PooledRunInit) {
+    super();
+    this.id = init.options.runId;
+    this.attempt = init.attempt;
+    this.retryOf = init.retryOf;
+    this.priority = init.priority;
+    this.#options = init.options;
+    this.#taps = init.taps;
+    this.#dequeue = init.dequeue;
+    this.#fanout = new EventFanout(
+      init.options.retainEvents ?? true,
+      Math.max(1, init.options.highWaterMark ?? RUN_DEFAULTS.highWaterMark),
+      () => this.#wake(),
+    );
+    this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
+    this.finalOutcome = new Promise((resolve) => (this.#resolveFinal = resolve));
+    this.taskAck = new Promise((resolve) => (this.#resolveTaskAck = resolve));
+    const signal = init.options.signal;
+    // Like spawnRun, an already fired signal ends the run on a later tick: the caller holds the handle by then.
+    if (signal?.aborted) queueMicrotask(() => this.#endQueued('cancelled', 'aborted', 'the abort signal had fired before the run was queued'));
+    else signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /**
+   * Listeners run inside the pool's bookkeeping: one that throws must not leave it half updated. Its
+   * error is rethrown on a later tick (an uncaught exception, as from any callback).
+   */
+  override emit<T extends EventEmitter.EventNames<RunEvents>>(
+    event: T,
+    ...args: EventEmitter.EventArgs<RunEvents, T>
+  ): boolean {
+    try {
+      return super.emit(event, ...args);
+    } catch (error) {
+      setImmediate(() => {
+        throw error;
+      });
+      return true;
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.#inner?.pid;
+  }
+
+  get state(): RunHandleState {
+    return this.#inner?.state ?? this.#state;
+  }
+
+  get channelDir(): string {
+    return this.#inner?.channelDir ?? '';
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** @internal Whether it took a slot (a process was, or was attempted to be, started). */
+  get started(): boolean {
+    return this.#inner !== undefined;
+  }
+
+  /** @internal The caller ended it (cancel, terminate, kill, dispose, abort signal): never retried. */
+  get endedByCaller(): boolean {
+    return this.#endedByCaller;
+  }
+
+  /** @internal The options it was spawned with, for a retry. */
+  get runOptions(): RunOptions & { runId: string } {
+    return this.#options;
+  }
+
+  prompt(text: string): Promise<Ack> {
+    return this.#inner?.prompt(text) ?? this.#refuse('prompt');
+  }
+
+  steer(text: string): Promise<Ack> {
+    return this.#inner?.steer(text) ?? this.#refuse('steer');
+  }
+
+  followUp(text: string): Promise<Ack> {
+    return this.#inner?.followUp(text) ?? this.#refuse('follow-up');
+  }
+
+  finalize(note?: string): Promise<Ack> {
+    return this.#inner?.finalize(note) ?? this.#refuse('finalize');
+  }
+
+  close(): Promise<Ack> {
+    return this.#inner?.close() ?? this.#refuse('close');
+  }
+
+  cancel(): Promise<Ack> {
+    if (this.#inner !== undefined) {
+      if (!this.#ended) this.#endedByCaller = true;
+      return this.#inner.cancel();
+    }
+    if (this.#ended) return this.#refuse('cancel');
+    this.#endQueued('cancelled', 'aborted', 'the run was cancelled while queued; it never started');
+    return Promise.resolve({ status: 'accepted', seq: 0, reason: 'the run was still queued: it ended without starting' });
+  }
+
+  terminate(reason = 'the run was terminated'): Promise<Outcome> {
+    if (!this.#ended) this.#endedByCaller = true;
+    if (this.#inner !== undefined) return this.#inner.terminate(reason);
+    this.#endQueued('cancelled', 'aborted', `${reason} while queued; it never started`);
+    return this.outcome;
+  }
+
+  kill(reason = 'the run was killed'): Promise<Outcome> {
+    if (!this.#ended) this.#endedByCaller = true;
+    if (this.#inner !== undefined) return this.#inner.kill(reason);
+    this.#endQueued('cancelled', 'aborted', `${reason} while queued; it never started`);
+    return this.outcome;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.terminate('the run was disposed');
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
+    const queue = this.#fanout.iterator();
+    this.#iterated = true;
+    this.#startPump();
+    return queue;
+  }
+
+  batches(): AsyncIterableIterator<RunEvent[], undefined> {
+    const queue = this.#fanout.iterator();
+    this.#iterated = true;
+    this.#startPump();
+    return {
+      next: () => queue.nextBatch(),
+      return: async () => {
+        await queue.return();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Supervisor side                                                                                */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /**
+   * @internal A slot is free: start the child (or end at once when the deadline passed while queued).
+   * Resolves once the outcome is settled, i.e. once the whole tree is reaped: then the slot is free.
+   */
+  start(): Promise<void> {
+    if (this.#ended || this.#inner !== undefined) return this.outcome.then(() => undefined);
+    this.#dequeue = undefined;
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    const deadline = this.#options.deadline;
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    if (deadlineMs !== undefined && deadlineMs <= Date.now()) {
+      this.#endQueued('timed-out', 'deadline', 'the deadline passed while the run was queued; it never started');
+      return this.outcome.then(() => undefined);
+    }
+    let inner: Run;
+    try {
+      inner = spawnRun(this.#options);
+    } catch (error) {
+      // The options were validated at spawn(); only a changed environment can get here.
+      this.#endQueued('failed', 'spawn-failed', `could not start the run: ${(error as Error).message}`);
+      return this.outcome.then(() => undefined);
+    }
+    this.#inner = inner;
+    for (const name of RELAYED_EVENTS) {
+      inner.on(name, (...args: unknown[]) => (this.emit as (event: string, ...rest: unknown[]) => boolean)(name, ...args));
+    }
+    this.#resolveTaskAck(inner.taskAck);
+    this.emit('state', inner.state, 'queued');
+    if (this.#iterated || this.#taps.active) this.#startPump();
+    void inner.outcome.then((outcome) => this.#finish(outcome));
+    return this.outcome.then(() => undefined);
+  }
+
+  /** @internal Ends it without ever starting (cancelled while queued, supervisor shutdown, deadline). */
+  endQueued(code: OutcomeErrorCode, error: string): void {
+    this.#endQueued('cancelled', code, error);
+  }
+
+  /** @internal Starts relaying events to this handle's iterators and the supervisor's events() (once). */
+  startPump(): void {
+    this.#startPump();
+  }
+
+  /** @internal The outcome called for a retry: `next` carries the task on. */
+  retriedBy(next: PooledRun): void {
+    this.nextAttempt = next;
+    this.#resolveFinal(next.finalOutcome);
+  }
+
+  /** @internal No retry follows: this outcome is the task's final one. */
+  settleFinal(outcome: Outcome): void {
+    this.#resolveFinal(outcome);
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Internals                                                                                      */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #refuse(control: WireControlType): Promise<Ack> {
+    if (this.#ended) {
+      return Promise.reject(new ControlRefusedError('run-ended', control, `cannot send ${control}: run ${this.id} has ended`));
+    }
+    return Promise.reject(
+      new ControlRefusedError(
+        'queued',
+        control,
+        `cannot send ${control}: run ${this.id} is still queued and has no child yet (wait for its 'state' event, or cancel() it)`,
+      ),
+    );
+  }
+
+  #endQueued(status: 'cancelled' | 'timed-out' | 'failed', code: OutcomeErrorCode, error: string): void {
+    if (this.#ended || this.#inner !== undefined) return;
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    const dequeue = this.#dequeue;
+    this.#dequeue = undefined;
+    dequeue?.();
+    this.#resolveTaskAck(undefined);
+    const previous = this.#state;
+    this.#state = status;
+    this.emit('state', status, previous);
+    const exit: ExitRunEvent = { type: 'exit', status, synthetic: true, run: this.id, error };
+    this.emit('event', exit);
+    this.#fanout.publish(exit);
+    this.#taps.publish(this, exit);
+    this.#fanout.end();
+    this.#finish({
+      runId: this.id,
+      status,
+      truncated: false,
+      turns: 0,
+      error,
+      errorCode: code,
+      spawnFailed: false,
+      exitCode: null,
+      signal: null,
+      killed: false,
+      escalated: false,
+      rejectedLines: 0,
+      outputTail: '',
+      durationMs: Date.now() - this.#queuedAt,
+    });
+  }
+
+  #finish(outcome: Outcome): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.emit('outcome', outcome);
+    this.#resolveOutcome(outcome);
+  }
+
+  #startPump(): void {
+    const inner = this.#inner;
+    if (inner === undefined || this.#pumping) return;
+    this.#pumping = true;
+    // Created now, synchronously: it takes what the run retained so far, and nothing is missed.
+    void this.#pump(inner.batches());
+  }
+
+  /**
+   * Relays the run's events to this handle's iterators and the supervisor's events(). While one of
+   * them is over its high-water mark it stops pulling, so the run's own queue fills and the run pauses
+   * reading exactly as it would for a slow iterator of its own.
+   */
+  async #pump(batches: AsyncIterableIterator<RunEvent[], undefined>): Promise<void> {
+    try {
+      for (;;) {
+        const step = await batches.next();
+        if (step.done === true) break;
+        for (const event of step.value) {
+          this.#fanout.publish(event);
+          this.#taps.publish(this, event);
+        }
+        while (this.#fanout.overHighWater() || this.#taps.overHighWater()) await this.#drained();
+      }
+    } finally {
+      this.#fanout.end();
+    }
+  }
+
+  #drained(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wakePump = resolve;
+      if (this.#taps.overHighWater()) void this.#taps.whenDrained().then(resolve);
+    });
+  }
+
+  #wake(): void {
+    const wake = this.#wakePump;
+    this.#wakePump = undefined;
+    wake?.();
+  }
+}

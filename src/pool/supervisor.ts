@@ -1,0 +1,342 @@
+// createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries and shutdown.
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'eventemitter3';
+import PQueue from 'p-queue';
+import { registerLiveRun, unregisterLiveRun } from '../run/shutdown.js';
+import type { ShutdownParticipant } from '../run/shutdown.js';
+import { resolveOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
+import type { Outcome, RunOptions } from '../run/types.js';
+import { SupervisorClosedError } from './errors.js';
+import { PoolEventTaps } from './event-taps.js';
+import type { PoolEventQueue } from './event-taps.js';
+import { PooledRun } from './pooled-run.js';
+import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
+import type {
+  PoolEvent,
+  PoolEventsOptions,
+  PoolRun,
+  PoolSpawnOptions,
+  RetryPolicy,
+  ShutdownMode,
+  ShutdownOptions,
+  Supervisor,
+  SupervisorCounts,
+  SupervisorEvents,
+  SupervisorOptions,
+} from './types.js';
+
+const MODE_STRENGTH: Record<ShutdownMode, number> = { finalize: 0, cancel: 1, kill: 2 };
+
+/** Creates a pool that runs at most `concurrency` supervised runs (live process trees) at once. */
+export function createSupervisor(options: SupervisorOptions): Supervisor {
+  return new PoolSupervisor(options);
+}
+
+/** What the pool keeps per live run besides the handle. */
+interface Entry {
+  policy: RetryPolicy | undefined;
+  /** Whether the caller chose the run id (then retries get `<id>-attempt-<n>`). */
+  explicitId: boolean;
+  /** A pending backoff before the run is queued. */
+  backoffTimer?: NodeJS.Timeout;
+}
+
+class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Supervisor {
+  readonly #queue: PQueue;
+  readonly #defaults: Partial<RunOptions>;
+  readonly #retry: RetryPolicy | undefined;
+  readonly #signals: boolean;
+  readonly #taps: PoolEventTaps;
+  /** Every run not yet settled: queued, waiting out a backoff, or running. */
+  readonly #live = new Map<PooledRun, Entry>();
+  readonly #counts: SupervisorCounts = { queued: 0, running: 0, done: 0, failed: 0, timedOut: 0, cancelled: 0, retried: 0 };
+  #closed = false;
+  #mode: ShutdownMode | undefined;
+  #killTimer: NodeJS.Timeout | undefined;
+  #idleWaiters: Array<() => void> = [];
+  readonly #controllers = new WeakMap<PooledRun, AbortController>();
+  #registered = false;
+  /**
+   * The pool's place in the run core's shutdown registry (the same SIGINT/SIGTERM handlers as every
+   * run): on a parent signal nothing more starts and every queued run ends; the registry itself stops
+   * the running runs, which are registered with the same signal setting.
+   */
+  readonly #participant: ShutdownParticipant = {
+    shutdown: () => {
+      this.#close('parent-shutdown', 'the parent process is shutting down; the run never started');
+      return this.onIdle();
+    },
+    killNow: () => this.#queue.clear(),
+  };
+
+  constructor(options: SupervisorOptions) {
+    super();
+    if (typeof options !== 'object' || options === null) throw new TypeError('createSupervisor needs an options object');
+    checkConcurrency(options.concurrency);
+    const defaults = options.defaults ?? {};
+    if (typeof defaults !== 'object' || defaults === null) throw new TypeError('options.defaults must be an object');
+    this.#defaults = { ...defaults };
+    this.#retry = checkRetryPolicy(options.retry, 'options.retry');
+    this.#signals = options.handleParentSignals ?? true;
+    const highWaterMark = options.highWaterMark ?? RUN_DEFAULTS.highWaterMark;
+    if (!Number.isInteger(highWaterMark) || highWaterMark < 1) throw new RangeError('options.highWaterMark must be an integer >= 1');
+    this.#taps = new PoolEventTaps(highWaterMark);
+    this.#queue = new PQueue({ concurrency: options.concurrency });
+  }
+
+  /**
+   * Listeners run inside the pool's bookkeeping: one that throws must not leave it half updated. Its
+   * error is rethrown on a later tick (an uncaught exception, as from any callback).
+   */
+  override emit<T extends EventEmitter.EventNames<SupervisorEvents>>(
+    event: T,
+    ...args: EventEmitter.EventArgs<SupervisorEvents, T>
+  ): boolean {
+    try {
+      return super.emit(event, ...args);
+    } catch (error) {
+      setImmediate(() => {
+        throw error;
+      });
+      return true;
+    }
+  }
+
+  get concurrency(): number {
+    return this.#queue.concurrency;
+  }
+
+  set concurrency(value: number) {
+    checkConcurrency(value);
+    this.#queue.concurrency = value;
+  }
+
+  get running(): number {
+    return this.#counts.running;
+  }
+
+  get queued(): number {
+    return this.#counts.queued;
+  }
+
+  get counts(): SupervisorCounts {
+    return { ...this.#counts };
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  spawn(options: PoolSpawnOptions = {}): PoolRun {
+    if (this.#closed) throw new SupervisorClosedError('the supervisor is shut down: spawn() accepts no more runs');
+    if (typeof options !== 'object' || options === null) throw new TypeError('spawn needs an options object');
+    const { priority = 0, retry, ...runOptions } = options;
+    if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new RangeError('options.priority must be a finite number');
+    const policy = retry === undefined ? this.#retry : checkRetryPolicy(retry, 'options.retry');
+    const merged = mergeOptions(this.#defaults, runOptions, this.#signals);
+    const explicitId = merged.runId !== undefined;
+    const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
+    resolveOptions(resolved); // throws on invalid options, like spawnRun, before anything is queued
+    const run = this.#create(resolved, priority, 1, undefined);
+    this.#admit(run, { policy, explicitId }, 0);
+    return run;
+  }
+
+  onIdle(): Promise<void> {
+    if (this.#live.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  events(options: PoolEventsOptions = {}): AsyncIterableIterator<PoolEvent, undefined> {
+    const queue: PoolEventQueue = this.#taps.open(options.untilIdle === true);
+    if (this.#live.size === 0 && (this.#closed || options.untilIdle === true)) queue.end();
+    for (const run of this.#live.keys()) run.startPump();
+    return queue;
+  }
+
+  shutdown(options: ShutdownOptions = {}): Promise<SupervisorCounts> {
+    const mode = options.mode ?? 'finalize';
+    if (!(mode in MODE_STRENGTH)) throw new TypeError(`options.mode must be 'finalize', 'cancel' or 'kill', not ${String(mode)}`);
+    const { graceMs } = options;
+    if (graceMs !== undefined && (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0)) {
+      throw new RangeError('options.graceMs must be a finite number of milliseconds >= 0');
+    }
+    this.#close('aborted', 'the supervisor shut down before the run started');
+    if (this.#mode === undefined || MODE_STRENGTH[mode] > MODE_STRENGTH[this.#mode]) {
+      this.#mode = mode;
+      for (const run of this.#live.keys()) if (run.started) stopRunning(run, mode);
+    }
+    if (graceMs !== undefined && this.#live.size > 0) {
+      const timer = setTimeout(() => {
+        for (const run of this.#live.keys()) void run.kill('the supervisor shutdown grace ran out');
+      }, Math.min(graceMs, 2 ** 31 - 1));
+      // The earliest grace wins; the timer goes when the pool is idle.
+      if (this.#killTimer === undefined) this.#killTimer = timer;
+      else clearTimeout(timer);
+    }
+    return this.onIdle().then(() => this.counts);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown({ mode: 'cancel' });
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Internals                                                                                      */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** A new handle; its AbortController takes it out of the p-queue when it is cancelled while queued. */
+  #create(options: RunOptions & { runId: string }, priority: number, attempt: number, retryOf: PooledRun | undefined): PooledRun {
+    const controller = new AbortController();
+    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort() });
+    this.#controllers.set(run, controller);
+    return run;
+  }
+
+  #admit(run: PooledRun, entry: Entry, delayMs: number): void {
+    this.#live.set(run, entry);
+    this.#counts.queued++;
+    if (!this.#registered) {
+      this.#registered = true;
+      registerLiveRun(this.#participant, this.#signals);
+    }
+    void run.outcome.then((outcome) => this.#settled(run, entry, outcome));
+    this.emit('queued', run);
+    if (delayMs > 0) {
+      entry.backoffTimer = setTimeout(() => {
+        entry.backoffTimer = undefined;
+        this.#enqueue(run);
+      }, delayMs);
+    } else {
+      this.#enqueue(run);
+    }
+  }
+
+  #enqueue(run: PooledRun): void {
+    if (run.ended) return;
+    const signal = this.#controllers.get(run)?.signal;
+    this.#queue
+      .add(() => this.#start(run), { priority: run.priority, id: run.id, signal })
+      // Rejects only when the run was taken out of the queue (cancelled while queued): nothing to do.
+      .catch(() => undefined);
+  }
+
+  #start(run: PooledRun): Promise<void> {
+    if (run.ended) return Promise.resolve();
+    this.#counts.queued--;
+    this.#counts.running++;
+    const settled = run.start();
+    this.emit('start', run);
+    return settled;
+  }
+
+  #settled(run: PooledRun, entry: Entry, outcome: Outcome): void {
+    if (entry.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
+    if (run.started) this.#counts.running--;
+    else this.#counts.queued--;
+    const retry = !this.#closed && !run.endedByCaller && shouldRetry(entry.policy, run.attempt, outcome);
+    if (retry) {
+      const base = run.runOptions;
+      const attempt = run.attempt + 1;
+      const rootId = (run.retryOf === undefined ? run : rootOf(run)).id;
+      const runId = entry.explicitId ? `${rootId}-attempt-${attempt}` : randomUUID();
+      const next = this.#create({ ...base, runId }, run.priority, attempt, run);
+      run.retriedBy(next);
+      this.#counts.retried++;
+      this.emit('retry', next, run, outcome);
+      this.#admit(next, { policy: entry.policy, explicitId: entry.explicitId }, backoffMs(entry.policy!, attempt, outcome));
+    } else {
+      this.#count(outcome);
+      run.settleFinal(outcome);
+    }
+    this.#live.delete(run);
+    this.emit('outcome', outcome, run);
+    if (this.#live.size === 0) this.#becameIdle();
+  }
+
+  #count(outcome: Outcome): void {
+    switch (outcome.status) {
+      case 'done':
+        this.#counts.done++;
+        break;
+      case 'failed':
+        this.#counts.failed++;
+        break;
+      case 'timed-out':
+        this.#counts.timedOut++;
+        break;
+      case 'cancelled':
+        this.#counts.cancelled++;
+        break;
+    }
+  }
+
+  #becameIdle(): void {
+    if (this.#killTimer !== undefined) clearTimeout(this.#killTimer);
+    this.#killTimer = undefined;
+    if (this.#registered) {
+      this.#registered = false;
+      unregisterLiveRun(this.#participant);
+    }
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+    this.#taps.idle(this.#closed);
+    this.emit('idle');
+  }
+
+  /** Stops accepting and ends every run that has not started (queued or waiting out a backoff). */
+  #close(code: 'aborted' | 'parent-shutdown', error: string): void {
+    this.#closed = true;
+    this.#queue.clear();
+    for (const [run, entry] of [...this.#live]) {
+      if (run.started) continue;
+      if (entry.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
+      entry.backoffTimer = undefined;
+      run.endQueued(code, error);
+    }
+  }
+}
+
+/** The task of a retry chain: its first attempt. */
+function rootOf(run: PooledRun): PooledRun {
+  let root = run;
+  while (root.retryOf !== undefined) root = root.retryOf;
+  return root;
+}
+
+function checkConcurrency(value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new RangeError('concurrency must be an integer >= 1');
+  }
+}
+
+/** `options` over `defaults`, key by key; `env` variable by variable. The pool decides parent-signal handling. */
+function mergeOptions(defaults: Partial<RunOptions>, options: Partial<RunOptions>, signals: boolean): RunOptions {
+  const merged: Partial<RunOptions> = { ...defaults };
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  }
+  if (defaults.env !== undefined || options.env !== undefined) merged.env = { ...defaults.env, ...options.env };
+  merged.handleParentSignals = signals;
+  return merged as RunOptions;
+}
+
+/** Stops a running run as a shutdown `mode` asks. */
+function stopRunning(run: PooledRun, mode: ShutdownMode): void {
+  if (run.ended) return;
+  const reason = 'the supervisor is shutting down';
+  if (mode === 'kill') {
+    void run.kill(reason);
+  } else if (mode === 'cancel') {
+    void run.terminate(reason);
+  } else {
+    // A run that cannot take a finalize now (starting, already ending, refused) is terminated instead.
+    run.finalize(reason).then(
+      (ack) => {
+        if (ack.status !== 'accepted' && ack.status !== 'applied') void run.terminate(reason);
+      },
+      () => void run.terminate(reason),
+    );
+  }
+}

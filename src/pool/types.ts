@@ -1,0 +1,189 @@
+// Public types of the supervisor pool: its options, the pooled Run handle, retries, counts and shutdown.
+import type { EventEmitter } from 'eventemitter3';
+import type { Outcome, Run, RunEvent, RunOptions } from '../run/types.js';
+
+/**
+ * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)
+ * queued like any other, linked to the attempt before it by {@link PoolRun.retryOf}.
+ */
+export interface RetryPolicy {
+  /** Total attempts, the first one included (so `attempts: 3` means up to two retries). At least 1. */
+  attempts: number;
+  /**
+   * Wait before a retry is queued, in milliseconds: a number, or a function of the attempt about to
+   * start (2 for the first retry) and the outcome that triggers it. Default 0.
+   */
+  backoff?: number | ((attempt: number, outcome: Outcome) => number);
+  /**
+   * Whether this outcome is worth another attempt. Default: `failed` or `timed-out`. Whatever it says,
+   * a run ended by the caller (cancel, terminate, kill, abort signal) or by a supervisor shutdown or a
+   * parent signal is never retried.
+   */
+  when?: (outcome: Outcome) => boolean;
+}
+
+/** Per-run options of {@link Supervisor.spawn}: run options (merged over the defaults) plus pool fields. */
+export interface PoolSpawnOptions extends Partial<RunOptions> {
+  /** Higher starts sooner; equal priorities start in spawn order. Default 0. */
+  priority?: number;
+  /** Retries of this run, overriding the supervisor's `retry`; `false` turns them off. */
+  retry?: RetryPolicy | false;
+}
+
+/** Options of {@link createSupervisor}. */
+export interface SupervisorOptions {
+  /** How many runs may be live at once: live process trees, not promises. An integer >= 1. */
+  concurrency: number;
+  /**
+   * Run options every `spawn()` starts from. `spawn(options)` is merged over them key by key, except
+   * `env`, which is merged variable by variable (`defaults.env` then `options.env`).
+   */
+  defaults?: Partial<RunOptions>;
+  /** Retries for every run (a `spawn` can override it). Default: none. */
+  retry?: RetryPolicy;
+  /**
+   * `true` (default): SIGINT/SIGTERM of the parent stop the whole pool at once through the same
+   * handlers as a lone run (no second set is installed): nothing queued starts, every running tree
+   * is cancelled and reaped, then the signal takes its normal course. `false`: your program handles
+   * the signals (call `shutdown()` from your handler). This value is also given to every run, whatever
+   * its own `handleParentSignals` says.
+   */
+  handleParentSignals?: boolean;
+  /**
+   * Backpressure of {@link Supervisor.events}: while one of its iterators holds more than this many
+   * entries, the pool stops taking events from the runs (each run then pauses like a run whose own
+   * iterator is full). Default 1024.
+   */
+  highWaterMark?: number;
+}
+
+/** How {@link Supervisor.shutdown} treats runs that are running (queued runs are always cancelled). */
+export type ShutdownMode = 'finalize' | 'cancel' | 'kill';
+
+export interface ShutdownOptions {
+  /**
+   * `finalize` (default): ask each run for its answer (`finalize()`); a run that refuses or cannot
+   * take it is terminated. `cancel`: `terminate()` each run (cancel, then the kill ladder).
+   * `kill`: `kill()` each run (SIGKILL now).
+   */
+  mode?: ShutdownMode;
+  /**
+   * After this many milliseconds, whatever still runs is killed (SIGKILL). Default: no extra limit:
+   * each run's own `finalizeGraceMs` and kill ladder (`killGraceMs`) bound the wait.
+   */
+  graceMs?: number;
+}
+
+/** How many runs are where. Final outcomes count each task once; a retried attempt counts in `retried`. */
+export interface SupervisorCounts {
+  /** Waiting for a slot (including retries waiting out their backoff). */
+  queued: number;
+  /** Holding a slot: started and not yet reaped. */
+  running: number;
+  done: number;
+  failed: number;
+  timedOut: number;
+  cancelled: number;
+  /** Attempts that ended and were followed by a retry. */
+  retried: number;
+}
+
+/**
+ * A run of a supervisor: a {@link Run} handle returned at once, before a slot is free.
+ *
+ * **While queued** (`state === 'queued'`, no process, `pid` undefined): listeners and iterators can be
+ * attached (events begin when it starts); `cancel()` resolves `{ status: 'accepted', seq: 0 }` (no
+ * control line is written: `seq` 0) and `terminate()`, `kill()`, the abort signal and disposal end it
+ * too; it then ends `cancelled` (errorCode `aborted`) without ever spawning. Every other control
+ * (`prompt`, `steer`, `followUp`, `finalize`, `close`) rejects with a `ControlRefusedError` of code
+ * `queued`: there is no child to hear it yet. `timeoutMs` counts from the start, not from `spawn()`;
+ * an absolute `deadline` that passes while queued ends the run `timed-out` (errorCode `deadline`)
+ * without spawning.
+ *
+ * **Once started** it behaves exactly as a run from `spawnRun`.
+ */
+export interface PoolRun extends Run {
+  /** 1 for the first attempt, 2 for the first retry, and so on. */
+  readonly attempt: number;
+  /** The attempt this one retries (undefined for a first attempt). */
+  readonly retryOf: PoolRun | undefined;
+  /** The retry that followed this attempt, once its outcome called for one. */
+  readonly nextAttempt: PoolRun | undefined;
+  /** The outcome of the last attempt of this task: its own outcome unless it was retried. Never rejects. */
+  readonly finalOutcome: Promise<Outcome>;
+  /** Its priority in the queue (see {@link PoolSpawnOptions.priority}). */
+  readonly priority: number;
+}
+
+/** One entry of {@link Supervisor.events}: an event and the run it belongs to. */
+export interface PoolEvent {
+  run: PoolRun;
+  event: RunEvent;
+}
+
+/** Options of {@link Supervisor.events}. */
+export interface PoolEventsOptions {
+  /**
+   * `false` (default): the iterable ends once the supervisor is shut down and every run has ended.
+   * `true`: it ends as soon as the pool is idle (nothing queued or running), right away if it is idle now.
+   */
+  untilIdle?: boolean;
+}
+
+/** Listener map of a {@link Supervisor}. Listeners must not throw. */
+export interface SupervisorEvents {
+  /** A run was accepted by `spawn()` (or queued as a retry). */
+  queued: (run: PoolRun) => void;
+  /** A run took a slot and is starting. */
+  start: (run: PoolRun) => void;
+  /**
+   * A run ended; emitted for every attempt, after the run's own `outcome` event. When the attempt is
+   * retried, `run.nextAttempt` is already set (and the `retry` event came first).
+   */
+  outcome: (outcome: Outcome, run: PoolRun) => void;
+  /** `previous` ended with `outcome` and is retried by `next` (queued after the backoff). */
+  retry: (next: PoolRun, previous: PoolRun, outcome: Outcome) => void;
+  /** Nothing is queued or running and every tree is gone. */
+  idle: () => void;
+}
+
+/**
+ * A pool that runs subagents with at most `concurrency` live process trees. Created by
+ * {@link createSupervisor}; `await using sup = createSupervisor(...)` shuts it down (`cancel`) at the
+ * end of the scope.
+ */
+export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposable {
+  /**
+   * Queues a run and returns its handle at once. `options` is merged over the supervisor's `defaults`.
+   * Throws synchronously on invalid options (like `spawnRun`) and with a {@link SupervisorClosedError}
+   * once `shutdown()` was called; nothing is queued then.
+   */
+  spawn(options?: PoolSpawnOptions): PoolRun;
+  /** The concurrency limit; can be raised or lowered at any time (running runs are never stopped for it). */
+  concurrency: number;
+  /** Runs holding a slot (started, not yet reaped). */
+  readonly running: number;
+  /** Runs waiting for a slot. */
+  readonly queued: number;
+  /** A snapshot of the counts. */
+  readonly counts: SupervisorCounts;
+  /** True once `shutdown()` was called (or a parent signal stopped the pool). */
+  readonly closed: boolean;
+  /** Resolves when nothing is queued or running and every tree is gone (at once when idle now). */
+  onIdle(): Promise<void>;
+  /**
+   * Every event of every run as `{ run, event }`, in order per run, from the runs that start after the
+   * call (and, for runs already running, from the call on, plus what they retained if nobody iterated
+   * them yet). Same backpressure as a run's own iterator (see `highWaterMark`). Each call is its own
+   * iterator; breaking out of the loop detaches it.
+   */
+  events(options?: PoolEventsOptions): AsyncIterableIterator<PoolEvent, undefined>;
+  /**
+   * Stops accepting runs (a later `spawn()` throws), cancels every queued run (and pending retry),
+   * stops the running ones as `mode` says, and resolves with the final counts once every tree is gone.
+   * Calling it again with a stronger mode (finalize < cancel < kill) escalates.
+   */
+  shutdown(options?: ShutdownOptions): Promise<SupervisorCounts>;
+  /** `shutdown({ mode: 'cancel' })`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
