@@ -13,11 +13,18 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
   #closed = false;
   #waiter: ((item: PoolEvent | undefined) => void) | undefined;
   readonly untilIdle: boolean;
+  readonly #isOver: (queue: PoolEventQueue) => boolean;
   readonly #onTaken: () => void;
   readonly #onClosed: (queue: PoolEventQueue) => void;
 
-  constructor(untilIdle: boolean, onTaken: () => void, onClosed: (queue: PoolEventQueue) => void) {
+  constructor(
+    untilIdle: boolean,
+    isOver: (queue: PoolEventQueue) => boolean,
+    onTaken: () => void,
+    onClosed: (queue: PoolEventQueue) => void,
+  ) {
     this.untilIdle = untilIdle;
+    this.#isOver = isOver;
     this.#onTaken = onTaken;
     this.#onClosed = onClosed;
   }
@@ -60,7 +67,8 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
       if (this.#ended && this.size === 0) this.#finish();
       return Promise.resolve({ value, done: false });
     }
-    if (this.#closed || this.#ended) {
+    // Nothing waiting: an idle pool (closed, or this iterator ends on idle) has nothing more to give.
+    if (this.#closed || this.#ended || this.#isOver(this)) {
       this.#finish();
       return Promise.resolve({ value: undefined, done: true });
     }
@@ -93,15 +101,19 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
 /**
  * Every open events() iterator. Runs publish into all of them; while one holds more than
  * `highWaterMark` entries, `overHighWater()` is true and the runs' pumps wait on `whenDrained()`,
- * which resolves once every queue is back at half of it (or was closed).
+ * which resolves once every queue is back at half of it (or was closed). The iterators end once the
+ * pool is idle and every run's pump has delivered its last event.
  */
 export class PoolEventTaps {
   readonly #queues = new Set<PoolEventQueue>();
   readonly #highWaterMark: number;
+  readonly #poolState: () => { idle: boolean; closed: boolean };
+  #activePumps = 0;
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(highWaterMark: number) {
+  constructor(highWaterMark: number, poolState: () => { idle: boolean; closed: boolean }) {
     this.#highWaterMark = highWaterMark;
+    this.#poolState = poolState;
   }
 
   /** True while some events() iterator is open: runs must pump their events to it. */
@@ -112,6 +124,7 @@ export class PoolEventTaps {
   open(untilIdle: boolean): PoolEventQueue {
     const queue = new PoolEventQueue(
       untilIdle,
+      (asking) => this.#over(asking),
       () => this.#checkDrained(),
       (closed) => {
         this.#queues.delete(closed);
@@ -126,6 +139,17 @@ export class PoolEventTaps {
     if (this.#queues.size === 0) return;
     const item: PoolEvent = { run, event };
     for (const queue of this.#queues) queue.push(item);
+  }
+
+  /** A run started relaying its events. */
+  pumpStarted(): void {
+    this.#activePumps++;
+  }
+
+  /** A run relayed its last event. */
+  pumpEnded(): void {
+    this.#activePumps--;
+    this.idle();
   }
 
   overHighWater(): boolean {
@@ -144,9 +168,16 @@ export class PoolEventTaps {
     return this.#drained?.promise ?? Promise.resolve();
   }
 
-  /** The pool went idle: end the `untilIdle` iterators, and every iterator once the pool is closed. */
-  idle(closed: boolean): void {
-    for (const queue of [...this.#queues]) if (closed || queue.untilIdle) queue.end();
+  /** The pool may have gone idle or closed: end the iterators that have nothing more coming. */
+  idle(): void {
+    for (const queue of [...this.#queues]) if (this.#over(queue)) queue.end();
+  }
+
+  /** Whether nothing more can come to `queue`: the pool is idle (and closed, unless it ends on idle) and every pump is done. */
+  #over(queue: PoolEventQueue): boolean {
+    if (this.#activePumps > 0) return false;
+    const { idle, closed } = this.#poolState();
+    return idle && (closed || queue.untilIdle);
   }
 
   #checkDrained(): void {

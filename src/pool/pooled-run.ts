@@ -236,7 +236,10 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     this.#resolveTaskAck(inner.taskAck);
     this.emit('state', inner.state, 'queued');
     if (this.#iterated || this.#taps.active) this.#startPump();
-    void inner.outcome.then((outcome) => this.#finish(outcome));
+    void inner.outcome.then((outcome) => {
+      this.#finish(outcome);
+      this.#wake(); // a pump waiting for consumers goes on: nothing pauses after the run ended
+    });
     return this.outcome.then(() => undefined);
   }
 
@@ -322,6 +325,7 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     const inner = this.#inner;
     if (inner === undefined || this.#pumping) return;
     this.#pumping = true;
+    this.#taps.pumpStarted();
     // Created now, synchronously: it takes what the run retained so far, and nothing is missed.
     void this.#pump(inner.batches());
   }
@@ -329,7 +333,8 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
   /**
    * Relays the run's events to this handle's iterators and the supervisor's events(). While one of
    * them is over its high-water mark it stops pulling, so the run's own queue fills and the run pauses
-   * reading exactly as it would for a slow iterator of its own.
+   * reading exactly as it would for a slow iterator of its own. Once the run has ended it never waits:
+   * what is left is handed on at once (so the pool's iterators can end).
    */
   async #pump(batches: AsyncIterableIterator<RunEvent[], undefined>): Promise<void> {
     try {
@@ -340,10 +345,11 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
           this.#fanout.publish(event);
           this.#taps.publish(this, event);
         }
-        while (this.#fanout.overHighWater() || this.#taps.overHighWater()) await this.#drained();
+        while (!this.#ended && (this.#fanout.overHighWater() || this.#taps.overHighWater())) await this.#drained();
       }
     } finally {
       this.#fanout.end();
+      this.#taps.pumpEnded();
     }
   }
 

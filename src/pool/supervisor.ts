@@ -8,7 +8,6 @@ import { resolveOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
 import type { Outcome, RunOptions } from '../run/types.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
-import type { PoolEventQueue } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
 import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
 import type {
@@ -80,7 +79,7 @@ class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Superviso
     this.#signals = options.handleParentSignals ?? true;
     const highWaterMark = options.highWaterMark ?? RUN_DEFAULTS.highWaterMark;
     if (!Number.isInteger(highWaterMark) || highWaterMark < 1) throw new RangeError('options.highWaterMark must be an integer >= 1');
-    this.#taps = new PoolEventTaps(highWaterMark);
+    this.#taps = new PoolEventTaps(highWaterMark, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
     this.#queue = new PQueue({ concurrency: options.concurrency });
   }
 
@@ -148,8 +147,7 @@ class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Superviso
   }
 
   events(options: PoolEventsOptions = {}): AsyncIterableIterator<PoolEvent, undefined> {
-    const queue: PoolEventQueue = this.#taps.open(options.untilIdle === true);
-    if (this.#live.size === 0 && (this.#closed || options.untilIdle === true)) queue.end();
+    const queue = this.#taps.open(options.untilIdle === true);
     for (const run of this.#live.keys()) run.startPump();
     return queue;
   }
@@ -281,13 +279,14 @@ class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Superviso
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
-    this.#taps.idle(this.#closed);
+    this.#taps.idle();
     this.emit('idle');
   }
 
   /** Stops accepting and ends every run that has not started (queued or waiting out a backoff). */
   #close(code: 'aborted' | 'parent-shutdown', error: string): void {
     this.#closed = true;
+    this.#taps.idle(); // already idle: the events() iterators end now
     this.#queue.clear();
     for (const [run, entry] of [...this.#live]) {
       if (run.started) continue;

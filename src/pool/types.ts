@@ -125,7 +125,9 @@ export interface PoolEvent {
 export interface PoolEventsOptions {
   /**
    * `false` (default): the iterable ends once the supervisor is shut down and every run has ended.
-   * `true`: it ends as soon as the pool is idle (nothing queued or running), right away if it is idle now.
+   * `true`: it ends the first time it finds the pool idle (nothing queued or running) with nothing
+   * left to yield: when the pool goes idle, or when the consumer asks for more while it is idle. So
+   * spawn the runs before you start consuming it (opening it earlier is fine).
    */
   untilIdle?: boolean;
 }
