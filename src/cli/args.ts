@@ -29,7 +29,17 @@ export interface CliOptions {
   keepFiles: boolean;
   env: Record<string, string>;
   quiet: boolean;
+  /** --tasks FILE, or '-' for standard input: batch mode, one task per line. */
+  tasks?: string;
+  /** --parallel N: batch mode's concurrency (default {@link DEFAULT_PARALLEL}). */
+  parallel?: number;
 }
+
+/** How many tasks of a batch run at once without --parallel. */
+export const DEFAULT_PARALLEL = 4;
+
+/** Options that make no sense with --tasks (each task line brings its own task and id). */
+const SINGLE_RUN_ONLY = ['task', 'task-file', 'controls', 'run-id', 'keep-alive', 'output'] as const;
 
 export type ParsedCommandLine = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; options: CliOptions };
 
@@ -49,6 +59,8 @@ const OPTION_SPEC = {
   'keep-files': { type: 'boolean' },
   env: { type: 'string', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
+  tasks: { type: 'string' },
+  parallel: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -102,6 +114,14 @@ function parseEnv(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
+function parseParallel(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`--parallel "${text}" is not a whole number >= 1.`);
+  }
+  return value;
+}
+
 /** Parses argv (without node and the script path). Throws UsageError on any mistake. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   let parsed;
@@ -127,6 +147,19 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (command === undefined || command.length === 0) {
     throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- fen --presenter rpc`);
   }
+
+  const tasks = nonEmpty('tasks', values.tasks);
+  if (tasks !== undefined) {
+    const conflict = SINGLE_RUN_ONLY.find((name) => values[name] !== undefined);
+    if (conflict !== undefined) {
+      throw new UsageError(
+        `--${conflict} cannot be used with --tasks: in batch mode each line of the tasks file is one task, and stdout carries one JSON outcome line per task.`,
+      );
+    }
+  } else if (values.parallel !== undefined) {
+    throw new UsageError('--parallel needs --tasks FILE (batch mode); a single run has nothing to run in parallel.');
+  }
+  const parallel = values.parallel === undefined ? undefined : parseParallel(values.parallel);
 
   if (values.task !== undefined && values['task-file'] !== undefined) {
     throw new UsageError('--task and --task-file both given; use only one of them.');
@@ -162,6 +195,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     killGraceMs: duration('grace', values.grace, true),
     readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
     finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
+    tasks,
+    parallel,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(options, { [key]: value });

@@ -1,4 +1,4 @@
-// The exit codes of supervise and the mapping from a run's outcome to one of them.
+// The exit codes of supervise, the mapping from a run's outcome to one of them, and the worst of a batch.
 
 /** Every exit code supervise uses; documented in --help and docs/cli.md. */
 export const EXIT = {
@@ -41,4 +41,15 @@ export function exitCodeFor(outcome: OutcomeSummary): ExitCode {
     case 'cancelled':
       return EXIT.cancelled;
   }
+}
+
+/**
+ * Batch mode's exit code is the worst of its tasks', in this order (worst first): cancelled (the batch
+ * was interrupted), usage (a bad task line), could not start, failed, timed out, done.
+ */
+const SEVERITY: readonly ExitCode[] = [EXIT.done, EXIT.timedOut, EXIT.failed, EXIT.notStarted, EXIT.usage, EXIT.cancelled];
+
+/** The worse of two exit codes (see {@link SEVERITY}). */
+export function worseExitCode(a: ExitCode, b: ExitCode): ExitCode {
+  return SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a;
 }

@@ -22,6 +22,7 @@ export function helpText(): string {
 
 Usage:
   supervise [options] -- <child command> [args...]
+  supervise --tasks FILE [--parallel N] [run options] -- <child command> [args...]
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -48,6 +49,17 @@ ${section('Controls while it runs', [
     '  {"type":"steer","text":"..."}   (wire JSON without v, seq, run)',
     'Blank lines and # comments are skipped; invalid lines are reported and',
     'skipped. Each ack (and each steer/follow-up delivery) is reported.'],
+])}
+
+${section('Batch mode', [
+  ['--tasks FILE', "run every task of FILE ('-': standard input) through a pool, one per line:",
+    'a JSON string (the task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
+    'stdout: one JSON line per task as it ends ({"id", "line", ...outcome});',
+    'a bad line gets {"line", "status":"invalid", "error"} and the batch goes on.',
+    'stderr: a live counts line on a terminal, then a summary. Exit code: the',
+    'worst of the tasks (130 > 2 bad line > 3 > 1 > 124 > 0). First signal:',
+    'no new tasks, running ones cancelled; second: killed at once.'],
+  ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
 ])}
 
 ${section('Run options', [
@@ -81,6 +93,7 @@ Examples:
   mkfifo ctl; supervise --task 'Refactor' --controls ctl -- fen --presenter rpc &
   echo 'steer look at docs/ first' > ctl
   supervise --task 'Say hi' -- subvisor-fake-child demo
+  supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
 `;
 }
 

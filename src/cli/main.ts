@@ -1,9 +1,10 @@
-// Runs supervise end to end: arguments, task, spawnRun, controls, signals, progress, output and the exit code.
+// Runs supervise end to end: arguments, task, spawnRun, controls, signals, progress, output and the exit code (--tasks: batch.ts).
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { spawnRun } from '../run/spawn-run.js';
 import type { Outcome, Run, RunEvent, RunOptions } from '../run/types.js';
 import { parseCommandLine, type CliOptions } from './args.js';
+import { runBatch } from './batch.js';
 import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher } from './controls.js';
 import { EventMarks } from './event-marks.js';
@@ -104,6 +105,7 @@ function reportNotable(event: RunEvent, progress: Progress): void {
 async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
   requireDirectory('cwd', options.cwd);
   requireDirectory('state-dir', options.stateDir);
+  if (options.tasks !== undefined) return runBatch(options, options.tasks, streams);
   const task = await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
 
   // The controls source is opened before the run so that a bad path is a usage error with nothing started;

@@ -1,0 +1,72 @@
+// Batch mode's progress on stderr: one live line of pool counts on a terminal (log-update), else only messages.
+import { createLogUpdate } from 'log-update';
+import type { Writable } from 'node:stream';
+import type { SupervisorCounts } from '../pool/types.js';
+import { formatElapsed } from './progress.js';
+import type { ProgressMode } from './progress.js';
+
+const PREFIX = 'supervise: ';
+const REFRESH_MS = 250;
+
+/** Counts as the batch line shows them: invalid task lines count as failed, timed out too. */
+export interface BatchCounts extends SupervisorCounts {
+  invalid: number;
+}
+
+export function formatBatchCounts(counts: BatchCounts, elapsedMs: number): string {
+  const failed = counts.failed + counts.timedOut + counts.invalid;
+  const parts = [`${counts.running} running`, `${counts.queued} queued`, `${counts.done} done`, `${failed} failed`];
+  if (counts.cancelled > 0) parts.push(`${counts.cancelled} cancelled`);
+  parts.push(formatElapsed(elapsedMs));
+  return parts.join(' · ');
+}
+
+/**
+ * `live` (a terminal, no --quiet): the counts line, redrawn in place every 250 ms and on every change.
+ * `plain` and `quiet`: nothing but the messages (`say`) and the closing summary, so a log stays short.
+ */
+export class BatchProgress {
+  private readonly render: ReturnType<typeof createLogUpdate> | undefined;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly startedAt: number;
+  private stopped = false;
+
+  constructor(
+    mode: ProgressMode,
+    private readonly stderr: Writable,
+    private readonly counts: () => BatchCounts,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.startedAt = now();
+    if (mode === 'live') {
+      this.render = createLogUpdate(stderr as NodeJS.WriteStream, { showCursor: true });
+      this.timer = setInterval(() => this.draw(), REFRESH_MS);
+      this.timer.unref();
+      this.draw();
+    }
+  }
+
+  get elapsedMs(): number {
+    return this.now() - this.startedAt;
+  }
+
+  /** A message in every mode (bad task lines, signals, failures). */
+  say(text: string): void {
+    if (this.render !== undefined && !this.stopped) this.render.clear();
+    this.stderr.write(`${PREFIX}${text}\n`);
+    this.draw();
+  }
+
+  /** The counts changed. */
+  draw(): void {
+    if (this.render !== undefined && !this.stopped) this.render(`${PREFIX}${formatBatchCounts(this.counts(), this.elapsedMs)}`);
+  }
+
+  /** Clears the live line and stops the refresh; idempotent. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.render?.clear();
+  }
+}

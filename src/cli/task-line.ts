@@ -1,0 +1,63 @@
+// Parses one line of a --tasks file: a JSON string (the task) or an object { id, task, env, timeout }.
+import { parseDuration } from './duration.js';
+
+/** One task of a batch, checked. */
+export interface BatchTask {
+  /** The `id` from the line (a string or a number), or the line number when it had none. */
+  id: string | number;
+  task: string;
+  /** Extra environment of this task's child, merged over `--env`. */
+  env: Record<string, string>;
+  /** Its own deadline, overriding `--timeout`. */
+  timeoutMs?: number;
+}
+
+export type TaskLineResult =
+  | { kind: 'task'; task: BatchTask }
+  | { kind: 'skip' }
+  | { kind: 'invalid'; reason: string; id?: string | number };
+
+const KNOWN_FIELDS = new Set(['id', 'task', 'env', 'timeout']);
+
+/** Checks one line (its 1-based number is the default id). Blank lines are skipped; anything else wrong is `invalid`. */
+export function parseTaskLine(text: string, lineNumber: number): TaskLineResult {
+  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+  if (line.trim() === '') return { kind: 'skip' };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { kind: 'invalid', reason: 'not JSON: write a JSON string ("the task") or an object {"id":..., "task":"..."}' };
+  }
+  if (typeof value === 'string') return checkedTask({ task: value }, lineNumber);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { kind: 'invalid', reason: 'a task line is a JSON string or an object {"id", "task", "env", "timeout"}' };
+  }
+  return checkedTask(value as Record<string, unknown>, lineNumber);
+}
+
+function checkedTask(fields: Record<string, unknown>, lineNumber: number): TaskLineResult {
+  const { id = lineNumber, task, env = {}, timeout } = fields;
+  const validId = (typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id));
+  const invalid = (reason: string): TaskLineResult => (validId ? { kind: 'invalid', reason, id: id as string | number } : { kind: 'invalid', reason });
+  if (!validId) return invalid('"id" must be a non-empty string or a number');
+  const unknown = Object.keys(fields).filter((key) => !KNOWN_FIELDS.has(key));
+  if (unknown.length > 0) return invalid(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `"${key}"`).join(', ')}; a task has id, task, env, timeout`);
+  if (typeof task !== 'string' || task.trim() === '') return invalid('"task" must be a non-empty string');
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) return invalid('"env" must be an object of strings');
+  const checkedEnv: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (typeof value !== 'string') return invalid(`"env"."${key}" must be a string`);
+    if (key === '' || key.includes('=') || key.includes('\0') || value.includes('\0')) return invalid(`"env"."${key}" is not a valid variable`);
+    if (key.startsWith('FEN_WIRE_')) return invalid(`"env"."${key}": the FEN_WIRE_* variables are set by supervise`);
+    checkedEnv[key] = value;
+  }
+  const result: BatchTask = { id: id as string | number, task, env: checkedEnv };
+  if (timeout !== undefined) {
+    if (typeof timeout !== 'string' && typeof timeout !== 'number') return invalid('"timeout" must be a duration such as "10m" or a number of seconds');
+    const parsed = parseDuration(String(timeout), false);
+    if (!parsed.ok) return invalid(`"timeout": ${parsed.reason}`);
+    result.timeoutMs = parsed.ms;
+  }
+  return { kind: 'task', task: result };
+}
