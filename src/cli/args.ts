@@ -41,7 +41,30 @@ export const DEFAULT_PARALLEL = 4;
 /** Options that make no sense with --tasks (each task line brings its own task and id). */
 const SINGLE_RUN_ONLY = ['task', 'task-file', 'controls', 'run-id', 'keep-alive', 'output'] as const;
 
-export type ParsedCommandLine = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; options: CliOptions };
+/** `usage`: no arguments at all (supervise prints a short usage, exit 2). */
+export type ParsedCommandLine =
+  | { kind: 'usage' }
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'run'; options: CliOptions };
+
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace'] as const;
+
+/**
+ * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
+ * would blame the wrong thing: name the value and why it is invalid instead.
+ */
+function rejectNegativeDurations(argv: readonly string[]): void {
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  for (let index = 0; index + 1 < options.length; index++) {
+    const name = options[index]!.slice(2);
+    const value = options[index + 1]!;
+    if (options[index]!.startsWith('--') && (DURATION_OPTIONS as readonly string[]).includes(name) && /^-\d/.test(value)) {
+      throw new UsageError(`--${name}: "${value}" is invalid: a duration cannot be negative; write it like 1500ms, 90s, 10m or 1h.`);
+    }
+  }
+}
 
 const OPTION_SPEC = {
   task: { type: 'string' },
@@ -124,6 +147,8 @@ function parseParallel(text: string): number {
 
 /** Parses argv (without node and the script path). Throws UsageError on any mistake. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  if (argv.length === 0) return { kind: 'usage' };
+  rejectNegativeDurations(argv);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });
