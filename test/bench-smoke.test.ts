@@ -29,7 +29,7 @@ describe('bench/run.mjs --smoke', () => {
   it('runs every process benchmark, reaps its children and writes rows with baselines', async () => {
     const out = join(outDir, 'results.json');
     // The wire benchmark has no size knob (a few seconds of pure CPU): it is left to `npm run bench`.
-    const benches = ['latency', 'throughput', 'scale', 'spawn'];
+    const benches = ['latency', 'throughput', 'scale', 'spawn', 'pool'];
     // run.mjs exits non-zero on any benchmark error, surviving process or leftover temp file.
     await promisify(execFile)(
       process.execPath,
