@@ -81,7 +81,7 @@ async function queuedCpu(options, queued, windowMs) {
 export async function run(options = {}) {
   const bench = 'pool';
   const child = childOptions(IDLE_SCENARIO);
-  const count = sized(options, { full: 1000, quick: 200, smoke: 16 });
+  const count = sized(options, { full: 1000, quick: 100, smoke: 16 });
   // Warm-up (module loading, first spawns), not counted.
   await throughPool(child, CONCURRENCY);
   await byHand(child, CONCURRENCY);

@@ -1,14 +1,16 @@
 // supervise --tasks end to end: one JSON outcome line per task as each finishes, bad lines reported, the exit code
 // of the worst outcome, --parallel bounding live trees (/proc), stdin as the tasks source, SIGINT once and twice.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { parseTaskLine } from '../src/cli/task-line.js';
 import { fakeChild, liveFakeProcesses, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { jsonLines, runCli, startCli, waitForStderr } from './helpers/cli-run.js';
+import { CLI, hasScript, jsonLines, runCli, startCli, waitForStderr } from './helpers/cli-run.js';
 import { cleanupPoolKit, liveTrees, sampleLiveTrees } from './helpers/pool-kit.js';
 
 /** One fake child whose scenario each task picks through its env (`SUBVISOR_FAKE_SCENARIO`). */
@@ -176,5 +178,16 @@ describe('supervise --tasks', () => {
     expect(lines).toHaveLength(3);
     expect(lines.filter((line) => line['killed'] === true)).toHaveLength(2);
     expect(await waitUntilGone(() => liveFakeProcesses(kit.token), 5_000)).toEqual([]);
+  });
+
+  it.runIf(hasScript)('on a terminal: one live counts line (running, queued, done, failed, elapsed), then the summary', async () => {
+    const file = tasksFile(Array.from({ length: 4 }, (_, index) => taskLine(index, `task ${index}`, { name: 'short', turns: [{ steps: [{ pause: 600 }] }] })));
+    const env = { ...process.env, ...ENV };
+    const command = [process.execPath, CLI, '--tasks', file, '--parallel', '2', ...COMMAND].map((arg) => `'${arg}'`).join(' ');
+    // script(1) gives the CLI a pseudo-terminal (stdout and stderr merged); log-update needs a real size.
+    const { stdout } = await promisify(execFile)('script', ['-qec', `stty rows 24 cols 160; ${command} > /dev/null`, '/dev/null'], { env });
+    expect(stdout).toMatch(/supervise: 2 running · 2 queued · 0 done · 0 failed · \d+\.\ds/);
+    expect(stdout).toMatch(/supervise: 4 tasks: 4 done, 0 failed, 0 timed out, 0 cancelled \(/);
+    expect(stdout).toContain('\u001b[');
   });
 });
