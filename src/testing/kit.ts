@@ -87,6 +87,8 @@ export interface FakeProcess {
   /** The transcript files written so far, oldest first (sorted by the start time in their names). */
   transcriptFiles(): string[];
   livePids(): number[];
+  /** Writes `content` to a private (0600) file `name` in the kit's temp directory; returns its path. */
+  privateFile(name: string, content: string): string;
   cleanup(): void;
 }
 
@@ -137,7 +139,13 @@ export function prepareFakeProcess(options: FakeProcessOptions): FakeProcess {
     untrackDir(dir);
   };
 
-  return { reference, env, token, transcriptFiles, livePids: () => liveFakeProcesses(token), cleanup };
+  const privateFile = (name: string, content: string): string => {
+    const path = join(privateDir(), name);
+    writeFileSync(path, content, { mode: 0o600 });
+    return path;
+  };
+
+  return { reference, env, token, transcriptFiles, livePids: () => liveFakeProcesses(token), privateFile, cleanup };
 }
 
 /** The latest of `files`, read with `read`; throws the kit's usual errors when transcripts are off or none exists. */
@@ -167,4 +175,20 @@ export function readTranscriptFile<Entry>(path: string): { pid: number; scenario
   const pid = typeof header['pid'] === 'number' ? header['pid'] : 0;
   const scenario = typeof header['scenario'] === 'string' ? header['scenario'] : 'custom';
   return { pid, scenario, header, entries };
+}
+
+/** A stdout stream cut into whole lines, the lines that are JSON objects, and what follows the last newline. */
+export function splitStdout(stdout: string): { lines: string[]; objects: Array<Record<string, unknown>>; partial?: string } {
+  const cut = stdout.lastIndexOf('\n') + 1;
+  const lines = cut > 0 ? stdout.slice(0, cut - 1).split('\n') : [];
+  const objects: Array<Record<string, unknown>> = [];
+  for (const line of lines) {
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) objects.push(parsed as Record<string, unknown>);
+    } catch {
+      // not JSON: prose, noise or garbage
+    }
+  }
+  return cut < stdout.length ? { lines, objects, partial: stdout.slice(cut) } : { lines, objects };
 }

@@ -1,7 +1,7 @@
 // The fake fa's run: one headless prompt as HEP v1 frames (or prose), rounds from the scenario, cancel on SIGINT/SIGTERM.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JsonObject } from '../../wire/index.js';
-import { GRANDCHILD_MAX_LIFE_MS, spawnGrandchild } from '../process/grandchild.js';
+import { spawnGrandchildren } from '../process/grandchild.js';
 import { Lifeline } from '../process/lifeline.js';
 import { writeAllSync } from '../process/stdout-writer.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
@@ -187,23 +187,16 @@ export class FakeFaRun {
   }
 
   private async spawnGrandchildren(options: { count?: number; session?: boolean; lifeMs?: number }): Promise<void> {
-    const count = Math.max(1, options.count ?? 1);
-    const spawns = Array.from({ length: count }, () =>
-      new Promise<void>((settled) => {
-        const spec = { session: options.session ?? false, lifeMs: options.lifeMs ?? GRANDCHILD_MAX_LIFE_MS, ignoreSigint: true };
-        spawnGrandchild(spec, (report) => {
-          if (report.pid === undefined) this.note('grandchild failed', { error: report.error ?? 'no pid' });
-          else {
-            const detail: JsonObject = { pid: report.pid, 'own-session?': report.ownSession, 'ready?': report.ready };
-            if (report.error !== undefined) detail['error'] = report.error;
-            this.note('grandchild', detail);
-            this.stderr(`spawned grandchild ${report.pid}${report.ownSession ? ' (own session)' : ''}\n`);
-          }
-          settled();
-        });
-      }),
-    );
-    await Promise.all(spawns);
+    for (const report of await spawnGrandchildren({ ...options, ignoreSigint: true })) {
+      if (report.pid === undefined) {
+        this.note('grandchild failed', { error: report.error ?? 'no pid' });
+        continue;
+      }
+      const detail: JsonObject = { pid: report.pid, 'own-session?': report.ownSession, 'ready?': report.ready };
+      if (report.error !== undefined) detail['error'] = report.error;
+      this.note('grandchild', detail);
+      this.stderr(`spawned grandchild ${report.pid}${report.ownSession ? ' (own session)' : ''}\n`);
+    }
   }
 
   // ---- signals and the end -------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The fake fa's transcript: what one process wrote on stdout and stderr, the signals it got, its exit; and the reader.
 import type { JsonObject } from '../../wire/index.js';
-import { readTranscriptFile } from '../kit.js';
+import { readTranscriptFile, splitStdout } from '../kit.js';
 import type { FaOutputMode } from './args.js';
 
 /** One write to stdout, exactly as written (a frame with its newline, a prose chunk, a torn frame). */
@@ -73,15 +73,6 @@ export interface FaTranscript {
   complete: boolean;
 }
 
-const asObject = (line: string): JsonObject | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonObject) : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
 /** Parses a fake fa transcript file; a torn last line (killed mid-write) is ignored. */
 export function readFaTranscript(path: string): FaTranscript {
   const { pid, scenario, header, entries } = readTranscriptFile<FaTranscriptEntry>(path);
@@ -111,12 +102,9 @@ export function readFaTranscript(path: string): FaTranscript {
       transcript.complete = true;
     }
   }
-  const cut = transcript.stdout.lastIndexOf('\n') + 1;
-  if (cut > 0) transcript.lines = transcript.stdout.slice(0, cut - 1).split('\n');
-  if (cut < transcript.stdout.length) transcript.partial = transcript.stdout.slice(cut);
-  for (const line of transcript.lines) {
-    const frame = asObject(line);
-    if (frame !== undefined) transcript.frames.push(frame);
-  }
+  const { lines, objects, partial } = splitStdout(transcript.stdout);
+  transcript.lines = lines;
+  transcript.frames = objects as JsonObject[];
+  if (partial !== undefined) transcript.partial = partial;
   return transcript;
 }

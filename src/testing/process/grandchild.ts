@@ -64,3 +64,17 @@ export function runGrandchild(argv: string[]): void {
   process.stdout.write('ready\n');
 }
 
+
+/**
+ * Spawns `count` grandchildren (default 1) and resolves once each one is ready (or failed), with their
+ * reports in spawn order: for programs driven by the event loop (fa, fuseraft).
+ */
+export function spawnGrandchildren(options: { count?: number; session?: boolean; lifeMs?: number; ignoreSigint?: boolean }): Promise<GrandchildReport[]> {
+  const spec = {
+    session: options.session ?? false,
+    lifeMs: options.lifeMs ?? GRANDCHILD_MAX_LIFE_MS,
+    ignoreSigint: options.ignoreSigint ?? false,
+  };
+  const count = Math.max(1, options.count ?? 1);
+  return Promise.all(Array.from({ length: count }, () => new Promise<GrandchildReport>((settled) => spawnGrandchild(spec, settled))));
+}
