@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { SupervisorClosedError } from '../pool/errors.js';
 import { createSupervisor } from '../pool/supervisor.js';
 import type { PoolRun, Supervisor } from '../pool/types.js';
-import type { Outcome, RunOptions } from '../run/types.js';
+import type { Outcome, RunOptions } from '../run/types/index.js';
 import { DEFAULT_PARALLEL, type CliOptions } from './args.js';
 import { BatchProgress, type BatchCounts } from './batch-progress.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';

@@ -1,5 +1,5 @@
 // The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
-import type { RunEvent } from '../run/types.js';
+import type { RunEvent } from '../run/types/index.js';
 import type { PoolEvent, PoolRun } from './types.js';
 
 /** Past this many consumed entries the array is compacted, so a long session does not keep its history. */

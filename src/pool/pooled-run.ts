@@ -13,7 +13,7 @@ import type {
   RunEvents,
   RunHandleState,
   RunOptions,
-} from '../run/types.js';
+} from '../run/types/index.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
 import type { PoolRun } from './types.js';

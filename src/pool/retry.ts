@@ -1,5 +1,5 @@
 // Retry policy of the pool: validation, whether an outcome is retried, and the wait before the retry.
-import type { Outcome } from '../run/types.js';
+import type { Outcome } from '../run/types/index.js';
 import type { RetryPolicy } from './types.js';
 
 /** Error codes of runs stopped on purpose by the caller or the parent: never retried. */

@@ -4,8 +4,8 @@ import { EventEmitter } from 'eventemitter3';
 import PQueue from 'p-queue';
 import { registerLiveRun, unregisterLiveRun } from '../run/shutdown.js';
 import type { ShutdownParticipant } from '../run/shutdown.js';
-import { resolveOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
-import type { Outcome, RunOptions } from '../run/types.js';
+import { checkRunOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
+import type { Outcome, RunOptions } from '../run/types/index.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
@@ -135,7 +135,7 @@ class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Superviso
     const merged = mergeOptions(this.#defaults, runOptions, this.#signals);
     const explicitId = merged.runId !== undefined;
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
-    resolveOptions(resolved); // throws on invalid options, like spawnRun, before anything is queued
+    checkRunOptions(resolved); // throws on invalid options, like spawnRun, before anything is queued
     const run = this.#create(resolved, priority, 1, undefined);
     this.#admit(run, { policy, explicitId }, 0);
     return run;
