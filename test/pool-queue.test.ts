@@ -187,6 +187,8 @@ describe('the queue', () => {
     expect(() => sup.spawn({ command: 'x', killGraceMs: -1 })).toThrow(RangeError);
     expect(() => sup.spawn({ command: 'x', priority: Number.NaN })).toThrow(RangeError);
     expect(() => sup.spawn({ command: 'x', retry: { attempts: 0 } })).toThrow(RangeError);
+    // The protocol is checked at spawn() too, and passed through to spawnRun when the run starts.
+    expect(() => sup.spawn({ command: 'x', protocol: 'no-such-protocol' as 'fen' })).toThrow(/options.protocol/);
     expect(sup.counts.queued).toBe(0);
     expect(() => createSupervisor({ concurrency: 0 })).toThrow(RangeError);
     expect(() => createSupervisor({ concurrency: 1.5 })).toThrow(RangeError);

@@ -117,6 +117,10 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     return this.#ended;
   }
 
+  get lastEventAt(): number | undefined {
+    return this.#inner?.lastEventAt;
+  }
+
   /** @internal Whether it took a slot (a process was, or was attempted to be, started). */
   get started(): boolean {
     return this.#inner !== undefined;

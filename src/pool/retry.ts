@@ -20,9 +20,9 @@ export function checkRetryPolicy(policy: RetryPolicy | false | undefined, where:
   return policy;
 }
 
-/** The default `when`: a run that failed or timed out is worth another attempt. */
+/** The default `when`: a run that failed, timed out or stalled is worth another attempt. */
 function worthRetrying(outcome: Outcome): boolean {
-  return outcome.status === 'failed' || outcome.status === 'timed-out';
+  return outcome.status === 'failed' || outcome.status === 'timed-out' || outcome.errorCode === 'stalled';
 }
 
 /** A caller's `when`/`backoff` threw: rethrown on a later tick (an uncaught exception, as from a listener). */

@@ -15,7 +15,8 @@ export interface RetryPolicy {
    */
   backoff?: number | ((attempt: number, outcome: Outcome) => number);
   /**
-   * Whether this outcome is worth another attempt. Default: `failed` or `timed-out`. Whatever it says,
+   * Whether this outcome is worth another attempt. Default: `failed`, `timed-out`, or stalled
+   * (`errorCode: 'stalled'`). Whatever it says,
    * a run ended by the caller (cancel, terminate, kill, abort signal) or by a supervisor shutdown or a
    * parent signal is never retried.
    */

@@ -14,6 +14,7 @@ export interface ResolvedRunOptions {
   finalizeGraceMs: number;
   readyTimeoutMs: number;
   ackTimeoutMs: number | undefined;
+  stallTimeoutMs: number | undefined;
   keepAlive: boolean;
   stateDir: string;
   signal: AbortSignal | undefined;

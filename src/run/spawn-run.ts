@@ -94,6 +94,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     finalizeGraceMs: duration('finalizeGraceMs', options.finalizeGraceMs ?? RUN_DEFAULTS.finalizeGraceMs),
     readyTimeoutMs: duration('readyTimeoutMs', options.readyTimeoutMs ?? RUN_DEFAULTS.readyTimeoutMs),
     ackTimeoutMs: options.ackTimeoutMs === undefined ? undefined : duration('ackTimeoutMs', options.ackTimeoutMs),
+    stallTimeoutMs: options.stallTimeoutMs === undefined ? undefined : duration('stallTimeoutMs', options.stallTimeoutMs),
     keepAlive: options.keepAlive ?? false,
     stateDir: options.stateDir ?? tmpdir(),
     signal: options.signal,

@@ -13,6 +13,7 @@ import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outc
 import type { ResolvedRunOptions } from './resolved-options.js';
 import { registerLiveRun, unregisterLiveRun } from './shutdown.js';
 import type { ShutdownParticipant } from './shutdown.js';
+import { StallWatchdog } from './stall-watchdog.js';
 import { SupervisedProcess } from './supervised-process.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
 import type { Ack, ExitRunEvent, Outcome, RejectedEvent, Run, RunEvent, RunEvents } from './types/index.js';
@@ -82,6 +83,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
   #deadlineTimer: NodeJS.Timeout | undefined;
   #finalizeTimer: NodeJS.Timeout | undefined;
   #disconnectTimer: NodeJS.Timeout | undefined;
+  readonly #watchdog: StallWatchdog;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
   #resolveOutcome!: (outcome: Outcome) => void;
 
@@ -100,6 +102,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
       queueMicrotask(() => this.#driver.resume());
     });
     this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
+    this.#watchdog = new StallWatchdog(options.stallTimeoutMs, (silentMs) => this.#onStall(silentMs));
     this.#driver = protocol.create({
       runId: options.runId,
       options,
@@ -161,6 +164,10 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  get lastEventAt(): number | undefined {
+    return this.#watchdog.lastEventAt;
   }
 
   prompt(text: string): Promise<Ack> {
@@ -346,6 +353,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
    */
   #end(verdict: Verdict | undefined, how: EndHow = {}): void {
     if (verdict !== undefined) this.#verdict ??= verdict;
+    this.#watchdog.stop();
     if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn('cancel');
     this.#controlsOpen = false;
     const child = this.#process;
@@ -405,6 +413,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
         if (this.#ended) return;
         this.#turns = Math.max(this.#turns, turn);
         this.#turnOpen = true;
+        this.#watchdog.turnStarted();
         this.#mirror.turnStarted();
       },
       turnCompleted: (report) => this.#onTurnComplete(report),
@@ -443,6 +452,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
 
   #onEvent(event: RunEvent): void {
     if (this.#ended || this.#exitPublished) return;
+    this.#watchdog.seen();
     this.#publish(event);
     if (this.#settlements.length > 0) this.#flushSettlements();
     if (event.type === 'exit') {
@@ -464,7 +474,9 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     this.#turns = Math.max(this.#turns, report.turn);
     this.#turnOpen = false;
     if (report.usage !== undefined) addUsage((this.#turnUsage ??= {}), report.usage);
+    // A child that goes on by itself (idle: false) is still working: the watchdog stays armed.
     if (report.idle === false) return;
+    this.#watchdog.turnCompleted();
     const deadline = this.#options.deadlineMs;
     if (deadline !== undefined && Date.now() >= Math.ceil(deadline / 1000) * 1000) {
       this.#mirror.deadline();
@@ -499,6 +511,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
 
   #onRejected(event: RejectedEvent): void {
     if (this.#ended || this.#exitPublished) return;
+    this.#watchdog.seen();
     this.#rejectedLines++;
     this.emit('rejected', event);
     this.#publish(event);
@@ -564,7 +577,21 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     this.#readyTimer = undefined;
   }
 
+  /** A turn is open and the child has been silent for stallTimeoutMs: cancel, then the kill ladder. */
+  #onStall(silentMs: number): void {
+    if (this.#ended) return;
+    this.#end(
+      {
+        status: 'cancelled',
+        code: 'stalled',
+        error: `the child wrote nothing for ${silentMs} ms while a turn was open (stallTimeoutMs ${this.#options.stallTimeoutMs})`,
+      },
+      { cancel: true },
+    );
+  }
+
   #clearTimers(): void {
+    this.#watchdog.stop();
     this.#clearReadyTimer();
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
     if (this.#finalizeTimer !== undefined) clearTimeout(this.#finalizeTimer);

@@ -99,6 +99,11 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
   readonly channelDir: string;
   /** True once the outcome is settled. */
   readonly ended: boolean;
+  /**
+   * Epoch milliseconds of the last line the child wrote (an event or a rejected line); undefined
+   * before the first. What the stall watchdog (`stallTimeoutMs`) measures from.
+   */
+  readonly lastEventAt: number | undefined;
   /** Resolves exactly once with the outcome; never rejects. */
   readonly outcome: Promise<Outcome>;
   /**

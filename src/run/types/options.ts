@@ -56,6 +56,13 @@ export interface RunOptions {
    */
   ackTimeoutMs?: number;
   /**
+   * Stall watchdog: while a turn is open, a child that writes nothing (no event, not even a rejected
+   * line) for this long is cancelled and then killed (the kill ladder), with `errorCode: 'stalled'`
+   * (status `cancelled`). Not armed before `ready` (that is `readyTimeoutMs`) or between turns. The same
+   * for every protocol. Default: off. See `run.lastEventAt`.
+   */
+  stallTimeoutMs?: number;
+  /**
    * `false` (default): once the mirrored state is `ready` and every control sent has been answered,
    * subvisor sends `close`, as Fen's own parent does, so a run ends after its work. `true`: the run
    * stays open in `ready` for more prompts until you call `close()`, `finalize()` or `cancel()`.

@@ -16,6 +16,7 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `child-error`: the child's own `exit` said failed/timed-out/cancelled with an error text.
  * - `channel-error`: reading the event file or writing the control file failed.
  * - `parent-shutdown`: the parent process received SIGINT/SIGTERM.
+ * - `stalled`: a turn was open and the child wrote nothing for `stallTimeoutMs`, so it was cancelled (status `cancelled`).
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -29,7 +30,8 @@ export type OutcomeErrorCode =
   | 'no-exit-event'
   | 'child-error'
   | 'channel-error'
-  | 'parent-shutdown';
+  | 'parent-shutdown'
+  | 'stalled';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {
