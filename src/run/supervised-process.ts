@@ -102,21 +102,28 @@ export class SupervisedProcess {
         windowsHide: true,
       });
     } catch (error) {
-      this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
+      this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
     }
     this.#subprocess = subprocess;
     this.pid = subprocess?.pid;
     if (subprocess !== undefined) {
-      // reject:false already turns failures into results; this only guards against the unexpected.
-      subprocess.catch(() => undefined);
       let spawned = false;
       subprocess.once('spawn', () => (spawned = true));
-      subprocess.on('error', (error) => {
-        if (!spawned && this.#exit === undefined) {
-          this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
-        }
-      });
+      // 'exit' comes as soon as the root is gone (the settled promise also waits for the pipes, which a
+      // surviving grandchild may hold open for as long as it lives).
       subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
+      // The settled promise covers what no event reports: when the OS refuses the spawn synchronously
+      // (E2BIG, ...), execa hands back a stand-in process that never emits 'error' or 'exit', and its
+      // promise resolves (reject: false) with the OS error as `cause`.
+      subprocess.then(
+        (result) => {
+          if (spawned) this.#settleExit({ exitCode: result.exitCode ?? null, signal: (result.signal as NodeJS.Signals | undefined) ?? null });
+          else this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(result.cause ?? result, options) });
+        },
+        (error: unknown) => {
+          if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
+        },
+      );
       subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
       subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
     }
@@ -243,13 +250,23 @@ export class SupervisedProcess {
   }
 }
 
-/** The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the command. */
-function spawnError(error: unknown, cwd: string | undefined): Error & { code?: string } {
+/**
+ * The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the
+ * command, and a command line in `command` (`'node --version'`) as a program that does not exist.
+ */
+function spawnError(error: unknown, options: SupervisedProcessOptions): Error & { code?: string } {
   const base: Error & { code?: string } = error instanceof Error ? error : new Error(String(error));
-  if (base.code === 'ENOENT' && cwd !== undefined && !existsSync(cwd)) {
-    const clear: Error & { code?: string } = new Error(`the working directory ${JSON.stringify(cwd)} does not exist`);
-    clear.code = 'ENOENT';
-    return clear;
+  if (base.code !== 'ENOENT') return base;
+  let message: string | undefined;
+  if (options.cwd !== undefined && !existsSync(options.cwd)) {
+    message = `the working directory ${JSON.stringify(options.cwd)} does not exist`;
+  } else if (/\s/.test(options.command) && !existsSync(options.command)) {
+    message =
+      `${base.message}; no program is named ${JSON.stringify(options.command)}: the command is run without a shell, ` +
+      `so its arguments go in args (command: ${JSON.stringify(options.command.trim().split(/\s+/)[0])}, args: [...])`;
   }
-  return base;
+  if (message === undefined) return base;
+  const clear: Error & { code?: string } = new Error(message);
+  clear.code = 'ENOENT';
+  return clear;
 }

@@ -168,10 +168,9 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     untrackDir(dir);
   };
 
-  return {
-    command: process.execPath,
-    args: [script, reference],
-    env,
+  // Only command, args and env are enumerable: `spawnRun({ ...fakeChild(...), task })` copies exactly
+  // the options, and spawnRun refuses keys it does not know.
+  return withHiddenMembers({ command: process.execPath, args: [script, reference], env }, {
     token,
     transcripts: () => transcriptFiles().map(readTranscript),
     transcript() {
@@ -184,5 +183,13 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     livePids: () => liveFakeProcesses(token),
     cleanup,
     [Symbol.dispose]: cleanup,
-  };
+  });
+}
+
+/** `visible` with `hidden`'s members added as non-enumerable properties (a spread does not copy them). */
+function withHiddenMembers<V extends object, H extends object>(visible: V, hidden: H): V & H {
+  for (const key of Reflect.ownKeys(hidden)) {
+    Object.defineProperty(visible, key, { value: hidden[key as keyof H], enumerable: false, writable: true, configurable: true });
+  }
+  return visible as V & H;
 }
