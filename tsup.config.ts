@@ -8,6 +8,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
     'cli/supervise': 'src/cli/supervise.ts',
+    'run/reaper': 'src/run/reaper.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -355,7 +355,7 @@ function runScript(script: string, args: string[], onLine?: (line: string, kill:
 }
 
 describe('the parent process', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
     'receiving %s with runs alive: every tree is reaped, the parent exits as the signal says',
     async (signal) => {
       const stateDir = freshStateDir();
@@ -372,7 +372,7 @@ describe('the parent process', () => {
         });
         expect(report, `the script reported its runs (stdout: ${result.stdout} stderr: ${result.stderr})`).toHaveLength(3);
         expect(result.signal ?? result.code, result.stderr).toSatisfy(
-          (how: unknown) => how === signal || how === (signal === 'SIGTERM' ? 143 : 130),
+          (how: unknown) => how === signal || how === { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[signal],
         );
         const pids = report.flatMap((entry) => [entry.pid, ...entry.grandchildren]);
         expect(pids).toHaveLength(9);
@@ -404,7 +404,7 @@ describe('the parent process', () => {
         expect(summary.status).toBe({ echo: 'done', stubborn: 'cancelled', abort: 'cancelled' }[mode]);
         if (mode === 'echo') expect(summary.finalText).toBe('echo:lone');
         if (mode === 'stubborn') expect(summary.escalated).toBe(true);
-        expect(summary.handlers).toEqual({ SIGINT: 0, SIGTERM: 0, exit: 0 });
+        expect(summary.handlers).toEqual({ SIGINT: 0, SIGTERM: 0, SIGHUP: 0, exit: 0 });
         expectEmptyStateDir(stateDir);
       } finally {
         rmSync(stateDir, { recursive: true, force: true });

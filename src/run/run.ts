@@ -310,7 +310,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
       onKill: (step) => this.emit('kill', step),
     });
     this.#process = child;
-    registerLiveRun(this, this.#options.handleParentSignals);
+    registerLiveRun(this, options.handleParentSignals, child.watchEntry(options.keepFiles ? undefined : this.#directory?.dir));
     void child.exited.then((exit) => this.#onProcessExit(exit));
     if (child.pid === undefined) return; // the spawn error arrives through `exited`
 

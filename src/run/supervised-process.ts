@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import type { KillStep } from './types.js';
+import type { WatchEntry } from './watchdog.js';
 
 export interface SupervisedProcessOptions {
   command: string;
@@ -156,11 +157,20 @@ export class SupervisedProcess {
   /** Synchronously SIGKILLs the group and every known descendant (for the parent's 'exit' handler). */
   killNow(): void {
     if (this.#tree === undefined) return;
-    const pids = this.#tree.signal('SIGKILL');
+    const pids = this.#tree.signal('SIGKILL', true);
     if (pids.length === 0) return;
     this.#killed = true;
     this.#escalated = true;
     this.#options.onKill?.({ signal: 'SIGKILL', pids });
+  }
+
+  /**
+   * What the watchdog needs to reap this tree if the parent dies, with the run directory it should
+   * remove then; undefined when nothing was spawned.
+   */
+  watchEntry(dir: string | undefined): WatchEntry | undefined {
+    if (this.#tree === undefined) return undefined;
+    return { root: this.#tree.root, rootStart: this.#tree.rootStart, marker: this.#options.marker, graceMs: this.#options.killGraceMs, dir };
   }
 
   /** Snapshot of descendants while the root still lives (called when the child says it is exiting). */
@@ -172,6 +182,7 @@ export class SupervisedProcess {
     if (this.#exit !== undefined) return;
     // Before anyone can conclude the tree is gone: find descendants orphaned by the root's death.
     if (exit.spawnError === undefined) this.#tree?.sweep();
+    this.#tree?.rootExited();
     this.#exit = exit;
     this.#resolveExited(exit);
   }
