@@ -374,6 +374,11 @@ describe('the parent process', () => {
         expect(result.signal ?? result.code, result.stderr).toSatisfy(
           (how: unknown) => how === signal || how === { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[signal],
         );
+        // The parent's own handler reaped them (the watchdog would too, but only after the parent died):
+        // every run reached its outcome inside the parent, cancelled for the parent's shutdown.
+        const outcomes = result.stdout.split('\n').filter((line) => line.startsWith('OUTCOME '));
+        expect(outcomes, result.stdout).toHaveLength(3);
+        for (const line of outcomes) expect(JSON.parse(line.slice('OUTCOME '.length))).toMatchObject({ status: 'cancelled' });
         const pids = report.flatMap((entry) => [entry.pid, ...entry.grandchildren]);
         expect(pids).toHaveLength(9);
         // The grandchildren would live 60 s on their own: they must be gone now.
