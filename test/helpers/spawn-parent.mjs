@@ -34,6 +34,8 @@ for (let index = 0; index < runs; index++) {
       }
     });
   });
+  // Written at once (stdout to a pipe is synchronous): shows the parent's own ladder ran before it died.
+  run.on('kill', (step) => process.stdout.write(`KILL ${JSON.stringify({ index, signal: step.signal })}\n`));
   run.on('outcome', (outcome) => {
     process.stdout.write(`OUTCOME ${JSON.stringify({ index, status: outcome.status, killed: outcome.killed, escalated: outcome.escalated })}\n`);
   });
