@@ -103,7 +103,7 @@ async function idleCost(stateDir, idleMs) {
 async function reaperCost(graceMs) {
   const target = spawn('/bin/sh', ['-c', "trap 'echo TERM' TERM; while :; do sleep 0.05; done"], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   await sleep(100);
-  const entry = { root: target.pid, rootStart: startTime(target.pid), marker: undefined, graceMs, dir: undefined };
+  const entry = { root: target.pid, rootStart: startTime(target.pid), marker: undefined, graceMs };
   const started = process.hrtime.bigint();
   const reaper = spawn(process.execPath, [REAPER], { stdio: ['pipe', 'ignore', 'inherit'] });
   const termed = new Promise((resolve) => target.stdout.once('data', () => resolve(nsToMs(process.hrtime.bigint() - started))));

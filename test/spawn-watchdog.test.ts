@@ -218,11 +218,11 @@ describe('the reaper never touches what is not a registered tree', () => {
     const other = bystander();
     const info = procInfo(other.pid as number);
     expect(info?.pgid).toBe(other.pid);
-    reap([{ root: other.pid, rootStart: '1', marker: 'SUBVISOR_TREE=not-any-tree', graceMs: 50, dir: undefined }]);
+    reap([{ root: other.pid, rootStart: '1', marker: 'SUBVISOR_TREE=not-any-tree', graceMs: 50 }]);
     expect(alivePids([other.pid as number])).toEqual([other.pid]);
   });
 
-  it('a run directory that is a link, or holds a file subvisor did not make, is not removed through or with it', () => {
+  it('a run directory that is a link, holds a file subvisor did not make, or lists a file outside it: nothing removed through or with it', () => {
     const stateDir = freshStateDir();
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
     const target = join(stateDir, 'target');
@@ -239,10 +239,11 @@ describe('the reaper never touches what is not a registered tree', () => {
     writeFileSync(join(plain, 'control.jsonl'), '');
     writeFileSync(join(plain, 'events.jsonl'), '');
     const gone = { rootStart: '1', marker: undefined, graceMs: 50, root: 2 ** 22 + 7 };
+    const own = (dir: string) => ({ dir, files: [join(dir, 'control.jsonl'), join(dir, 'events.jsonl'), join(target, 'events.jsonl')] });
     reap([
-      { ...gone, dir: link },
-      { ...gone, dir: mixed },
-      { ...gone, dir: plain },
+      { ...gone, ownFiles: own(link) },
+      { ...gone, ownFiles: own(mixed) },
+      { ...gone, ownFiles: own(plain) },
     ]);
     expect(readFileSync(join(target, 'events.jsonl'), 'utf8')).toBe('precious');
     expect(existsSync(link)).toBe(true);

@@ -73,30 +73,20 @@ export function sweepOrphanedRunDirectories(stateDir: string): number {
     if (owner === null || owner[1] !== namespace) continue;
     const pid = Number(owner[2]);
     if (pid === process.pid || isAlive(pid)) continue;
-    if (removeOwnRunDirectory(join(stateDir, entry))) removed += 1;
+    const dir = join(stateDir, entry);
+    try {
+      const stat = lstatSync(dir);
+      if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
+      for (const file of readdirSync(dir)) {
+        if (file === CONTROL_FILE || file === EVENT_FILE) unlinkSync(join(dir, file));
+      }
+      rmdirSync(dir);
+      removed += 1;
+    } catch {
+      // Another parent swept it first, or it holds something that is not ours: leave it.
+    }
   }
   return removed;
-}
-
-/**
- * Removes a run directory of a parent that can no longer do it (the orphan sweep, the watchdog): only
- * a real directory (not a link) owned by this user, only the two channel files in it (unlink removes
- * a link itself, never what it points to), then the directory if that left it empty. Anything else in
- * it is not ours: the directory stays. True when it was removed. Never throws.
- */
-export function removeOwnRunDirectory(dir: string): boolean {
-  try {
-    const stat = lstatSync(dir);
-    if (!stat.isDirectory() || stat.uid !== process.getuid?.()) return false;
-    for (const file of readdirSync(dir)) {
-      if (file === CONTROL_FILE || file === EVENT_FILE) unlinkSync(join(dir, file));
-    }
-    rmdirSync(dir);
-    return true;
-  } catch {
-    // Removed by someone else first, or it holds something that is not ours: leave it.
-    return false;
-  }
 }
 
 /**

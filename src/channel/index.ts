@@ -1,5 +1,5 @@
 // The channel over two files: private run directory, control writer, event reader (no process code).
-export { createRunDirectory, removeOwnRunDirectory, removeRunDirectory, sweepOrphanedRunDirectories } from './directory.js';
+export { createRunDirectory, removeRunDirectory, sweepOrphanedRunDirectories } from './directory.js';
 export type { RunDirectory } from './directory.js';
 export { ControlWriter } from './control-writer.js';
 export type { ControlPayload, SendResult } from './control-writer.js';

@@ -1,6 +1,7 @@
 // The watchdog's second stage, run once the parent is gone: the kill ladder over every registered tree, then their run directories.
-import { readFileSync } from 'node:fs';
-import { removeOwnRunDirectory } from '../channel/index.js';
+import { lstatSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { OwnFiles } from './driver.js';
 import { ProcessTree } from './process-tree.js';
 import type { WatchEntry } from './watchdog.js';
 
@@ -21,6 +22,33 @@ async function waitGone(tree: ProcessTree, ms: number): Promise<boolean> {
 }
 
 /**
+ * Removes the run's files and then their directory if that left it empty: only when the directory is a
+ * real directory (not a link) owned by this user, and only the files listed, each inside it (unlink
+ * removes a link itself, never what it points to). Anything else in the directory is not ours: it stays.
+ */
+function removeOwnFiles({ dir, files }: OwnFiles): void {
+  try {
+    const stat = lstatSync(dir);
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.()) return;
+  } catch {
+    return; // already removed
+  }
+  for (const file of files) {
+    if (dirname(file) !== dir) continue;
+    try {
+      unlinkSync(file);
+    } catch {
+      // already removed
+    }
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty: what is left is not ours
+  }
+}
+
+/**
  * The parent died without ending this run: nobody will send it a cancel. SIGTERM the tree (the group,
  * its descendants by ppid, everything carrying the marker; never a pid whose start time changed), give
  * it the run's grace, SIGKILL what is left, then remove the run directory.
@@ -36,7 +64,7 @@ async function reap(entry: WatchEntry): Promise<void> {
       await waitGone(tree, AFTER_KILL_WAIT_MS);
     }
   }
-  if (entry.dir !== undefined) removeOwnRunDirectory(entry.dir);
+  if (entry.ownFiles !== undefined) removeOwnFiles(entry.ownFiles);
 }
 
 /** One registration per line, as the watchdog kept them: `<id> <json>`. A garbled line is skipped. */

@@ -88,12 +88,22 @@ function refresh(): void {
 
 /**
  * Adds a live run. With `signals` (the default of `handleParentSignals`) SIGINT/SIGTERM/SIGHUP of the
- * parent cancel and reap it; every live run is SIGKILLed when the process exits; with `watch` the
- * watchdog reaps its tree and removes its directory if the parent dies without running any hook.
+ * parent cancel and reap it; every live run is SIGKILLed when the process exits.
  */
-export function registerLiveRun(participant: ShutdownParticipant, signals: boolean, watch: WatchEntry | undefined): void {
-  participants.set(participant, { signals, unwatch: watch === undefined ? () => undefined : watchRun(watch) });
+export function registerLiveRun(participant: ShutdownParticipant, signals: boolean): void {
+  participants.set(participant, { signals, unwatch: () => undefined });
   refresh();
+}
+
+/**
+ * The live run's process started: the watchdog reaps its tree and removes its files should the parent
+ * die without running any hook. Forgotten by {@link unregisterLiveRun}.
+ */
+export function watchLiveRun(participant: ShutdownParticipant, watch: WatchEntry): void {
+  const record = participants.get(participant);
+  if (record === undefined) return;
+  record.unwatch();
+  record.unwatch = watchRun(watch);
 }
 
 /** Removes a finished run (its files already removed); the hooks go with the last one. */

@@ -1,11 +1,13 @@
-// spawnRun: validates the options, applies the defaults and starts a supervised run.
+// spawnRun: validates the options, applies the defaults and starts a supervised run with its protocol's driver.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { createSender } from '../wire/index.js';
+import { PROTOCOLS, protocolNamed } from '../drivers/index.js';
 import { linkAbortSignal } from './abort-link.js';
-import { SupervisedRun } from './run.js';
-import type { ResolvedRunOptions } from './run.js';
-import type { Run, RunOptions } from './types.js';
+import type { Protocol } from './driver.js';
+import { refuseNul, refuseUnknownKeys } from './option-checks.js';
+import type { ResolvedRunOptions } from './resolved-options.js';
+import { SupervisedRun } from './supervised-run.js';
+import type { Run, RunOptions } from './types/index.js';
 
 /** Defaults of the optional durations and sizes. */
 export const RUN_DEFAULTS = {
@@ -18,93 +20,36 @@ export const RUN_DEFAULTS = {
 } as const;
 
 /**
- * Starts a child agent over Fen's wire protocol and supervises it until its whole process tree is
- * gone. See {@link RunOptions} and {@link Run}.
+ * Starts a child agent over its protocol (`options.protocol`, Fen's wire protocol by default) and
+ * supervises it until its whole process tree is gone. See {@link RunOptions} and {@link Run}.
  *
  * Throws synchronously (a `TypeError` or `RangeError`) only on invalid options, before anything is
  * started. Every later failure, including a command that cannot be spawned (`outcome.spawnFailed`),
  * ends up in `run.outcome`, which never rejects.
  */
 export function spawnRun(options: RunOptions): Run {
+  const protocol = protocolOf(options);
   const resolved = resolveOptions(options);
+  protocol.validate(resolved);
   // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
   const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
-  const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal });
+  const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
   if (link !== undefined) void run.outcome.then(link.release);
   return run;
 }
 
-/** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
-const OPTION_KEYS = Object.keys({
-  command: true,
-  args: true,
-  task: true,
-  runId: true,
-  cwd: true,
-  env: true,
-  timeoutMs: true,
-  deadline: true,
-  killGraceMs: true,
-  finalizeGraceMs: true,
-  readyTimeoutMs: true,
-  ackTimeoutMs: true,
-  keepAlive: true,
-  stateDir: true,
-  signal: true,
-  maxFinalTextBytes: true,
-  keepFiles: true,
-  retainEvents: true,
-  highWaterMark: true,
-  outputTailBytes: true,
-  handleParentSignals: true,
-} satisfies Record<keyof RunOptions, true>);
-
-/** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */
-function refuseUnknownKeys(options: object): void {
-  for (const key of Object.keys(options)) {
-    if (OPTION_KEYS.includes(key)) continue;
-    throw new TypeError(`options.${key} is not an option of spawnRun; did you mean ${closestOption(key)}?`);
+function protocolOf(options: RunOptions): Protocol {
+  if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
+  const name = options.protocol ?? 'fen';
+  const protocol = typeof name === 'string' ? protocolNamed(name) : undefined;
+  if (protocol === undefined) {
+    throw new TypeError(`options.protocol must be one of ${Object.keys(PROTOCOLS).map((known) => `'${known}'`).join(', ')}`);
   }
+  return protocol;
 }
 
-/** The known option nearest to `key`: fewest edits, ignoring case; ties go to the one that contains it. */
-function closestOption(key: string): string {
-  const lower = key.toLowerCase();
-  let best = OPTION_KEYS[0]!;
-  let bestScore = Infinity;
-  for (const candidate of OPTION_KEYS) {
-    const name = candidate.toLowerCase();
-    const score = editDistance(lower, name) - (name.includes(lower) || lower.includes(name) ? 0.5 : 0);
-    if (score < bestScore) {
-      best = candidate;
-      bestScore = score;
-    }
-  }
-  return best;
-}
-
-/** Levenshtein distance (insertions, deletions, substitutions), one row at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
-/**
- * The OS cannot pass a NUL byte in an argument, an environment entry or a path: Node's spawn would
- * throw (or the string would be cut). Refused here, naming the option, before anything is started.
- */
-function refuseNul(name: string, value: string): void {
-  if (value.includes('\0')) throw new TypeError(`options.${name} must not contain a NUL byte ("\\0")`);
-}
-
-function resolveOptions(options: RunOptions): ResolvedRunOptions {
+/** Applies the defaults and checks the options every protocol shares. */
+export function resolveOptions(options: RunOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
   refuseUnknownKeys(options);
   const { command } = options;
@@ -118,24 +63,17 @@ function resolveOptions(options: RunOptions): ResolvedRunOptions {
   const runId = options.runId ?? randomUUID();
   if (typeof runId !== 'string' || runId === '') throw new TypeError('options.runId must be a non-empty string');
   refuseNul('runId', runId);
-  if (options.cwd !== undefined) {
-    if (typeof options.cwd !== 'string' || options.cwd === '') throw new TypeError('options.cwd must be a non-empty string');
-    refuseNul('cwd', options.cwd);
-  }
-  if (options.stateDir !== undefined) {
-    if (typeof options.stateDir !== 'string' || options.stateDir === '') {
-      throw new TypeError('options.stateDir must be a non-empty string');
-    }
-    refuseNul('stateDir', options.stateDir);
+  for (const name of ['cwd', 'stateDir'] as const) {
+    const path = options[name];
+    if (path === undefined) continue;
+    if (typeof path !== 'string' || path === '') throw new TypeError(`options.${name} must be a non-empty string`);
+    refuseNul(name, path);
   }
   const task = options.task;
-  if (task !== undefined) {
-    if (typeof task !== 'string') throw new TypeError('options.task must be a string');
-    if (task === '') {
-      throw new TypeError('options.task must not be empty: the child would never start a turn for it (leave task out to start in ready)');
-    }
-    const encoded = createSender('control', runId).next('prompt', { text: task });
-    if (!encoded.ok) throw new RangeError(`options.task cannot be sent as a prompt: ${encoded.rejection.reason}`);
+  if (task !== undefined && typeof task !== 'string') throw new TypeError('options.task must be a string');
+  if (task === '') {
+    // Like an empty steer: the child would accept it and never start a turn for it.
+    throw new TypeError('options.task must not be empty: the child would never start a turn for it (leave task out to start in ready)');
   }
   if (options.timeoutMs !== undefined && options.deadline !== undefined) {
     throw new TypeError('pass either options.timeoutMs or options.deadline, not both');
@@ -165,6 +103,7 @@ function resolveOptions(options: RunOptions): ResolvedRunOptions {
     throw new TypeError('options.signal must be an AbortSignal');
   }
   return {
+    protocol: options.protocol ?? 'fen',
     command,
     args,
     task,

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { OwnFiles } from './driver.js';
 
 /** What the watchdog must know of one live run to reap it after the parent is gone. */
 export interface WatchEntry {
@@ -15,8 +16,8 @@ export interface WatchEntry {
   marker: string | undefined;
   /** Grace between SIGTERM and SIGKILL. */
   graceMs: number;
-  /** The run directory to remove (only the channel files subvisor made in it). */
-  dir: string | undefined;
+  /** The files the run made, removed once the tree is gone (then their directory if that left it empty). */
+  ownFiles?: OwnFiles;
 }
 
 /**

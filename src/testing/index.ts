@@ -90,3 +90,5 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     },
   );
 }
+export { createInMemoryRun } from './in-memory.js';
+export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';
