@@ -10,9 +10,9 @@ import { cleanupPoolKit, fake, freshDir, runOptions } from './helpers/pool-kit.j
 afterEach(() => cleanupPoolKit());
 
 /** A command that would leave a marker file if it ever ran (it does not speak the protocol: it must never start). */
-function markerCommand(dir: string, name: string): { command: string; args: string[]; marker: string } {
+function markerCommand(dir: string, name: string): { command: string; args: string[] } {
   const marker = join(dir, `${name}.ran`);
-  return { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`], marker };
+  return { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`] };
 }
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
@@ -82,8 +82,8 @@ describe('a queued run', () => {
   ])('%s before it starts ends it cancelled without ever spawning', async (_name, stop) => {
     const stateDir = freshDir();
     const { sup, release } = blockedPool(stateDir);
-    const { command, args, marker } = markerCommand(stateDir, 'queued');
-    const run = sup.spawn({ command, args, task: 'never' });
+    const marker = join(stateDir, 'queued.ran');
+    const run = sup.spawn({ ...markerCommand(stateDir, 'queued'), task: 'never' });
     const iterated = collect(run);
     const result = await stop(run);
     if (result !== undefined && 'seq' in result) expect(result).toMatchObject({ status: 'accepted', seq: 0 });
@@ -109,8 +109,17 @@ describe('a queued run', () => {
     const aborted = sup.spawn({ ...markerCommand(stateDir, 'aborted'), signal: controller.signal });
     const early = sup.spawn({ ...markerCommand(stateDir, 'early'), signal: AbortSignal.abort() });
     const late = sup.spawn({ ...markerCommand(stateDir, 'late'), deadline: Date.now() + 50 });
+    // Many queued runs on one signal: one listener on it, no MaxListenersExceededWarning.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const many = Array.from({ length: 20 }, (_, index) => sup.spawn({ ...markerCommand(stateDir, `many-${index}`), signal: controller.signal }));
     controller.abort();
     expect(await aborted.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });
+    for (const run of many) expect((await run.outcome).status).toBe('cancelled');
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
     expect(await early.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await release();

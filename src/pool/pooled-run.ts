@@ -1,5 +1,7 @@
 // A pool's Run handle: queued until a slot is free, then a relay over the run spawnRun started.
 import { EventEmitter } from 'eventemitter3';
+import { linkAbortSignal } from '../run/abort-link.js';
+import type { AbortLink } from '../run/abort-link.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { EventFanout } from '../run/event-fanout.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
@@ -48,6 +50,8 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
   readonly #fanout: EventFanout;
   readonly #queuedAt = Date.now();
   #dequeue: (() => void) | undefined;
+  /** While queued: the caller's signal, shared with other runs through one listener (see abort-link.ts). */
+  #abortLink: AbortLink | undefined;
   #inner: Run | undefined;
   #state: RunHandleState = 'queued';
   #ended = false;
@@ -80,7 +84,10 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     const signal = init.options.signal;
     // Like spawnRun, an already fired signal ends the run on a later tick: the caller holds the handle by then.
     if (signal?.aborted) queueMicrotask(() => this.#endQueued('cancelled', 'aborted', 'the abort signal had fired before the run was queued'));
-    else signal?.addEventListener('abort', this.#onAbort, { once: true });
+    else if (signal !== undefined) {
+      this.#abortLink = linkAbortSignal(signal);
+      this.#abortLink.signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
   }
 
   /**
@@ -218,7 +225,7 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
   start(): Promise<void> {
     if (this.#ended || this.#inner !== undefined) return this.outcome.then(() => undefined);
     this.#dequeue = undefined;
-    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#detachAbort();
     const deadline = this.#options.deadline;
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     if (deadlineMs !== undefined && deadlineMs <= Date.now()) {
@@ -287,7 +294,7 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
 
   #endQueued(status: 'cancelled' | 'timed-out' | 'failed', code: OutcomeErrorCode, error: string): void {
     if (this.#ended || this.#inner !== undefined) return;
-    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#detachAbort();
     const dequeue = this.#dequeue;
     this.#dequeue = undefined;
     dequeue?.();
@@ -316,6 +323,12 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
       outputTail: '',
       durationMs: Date.now() - this.#queuedAt,
     });
+  }
+
+  #detachAbort(): void {
+    this.#abortLink?.signal.removeEventListener('abort', this.#onAbort);
+    this.#abortLink?.release();
+    this.#abortLink = undefined;
   }
 
   #finish(outcome: Outcome): void {
