@@ -34,7 +34,7 @@ describe('bench/run.mjs --smoke', () => {
     await promisify(execFile)(
       process.execPath,
       ['bench/run.mjs', '--smoke', '--no-build', '--only', benches.join(','), '--out', out],
-      { cwd: root, timeout: 90_000 },
+      { cwd: root, timeout: 170_000 },
     );
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
       machine: { cpus: number; node: string };
@@ -53,5 +53,5 @@ describe('bench/run.mjs --smoke', () => {
       expect(r.met === null || typeof r.met === 'boolean').toBe(true);
       expect(r.met === null).toBe(r.target === null);
     }
-  }, 120_000);
+  }, 180_000);
 });
