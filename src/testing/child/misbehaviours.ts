@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import type { JsonObject } from '../../wire/index.js';
 import type { MisbehaviourPoint } from '../scenario.js';
-import type { EventWriter } from './event-writer.js';
+import type { FakeEventWriter } from './event-writer.js';
 import type { Lifeline } from './lifeline.js';
 
 /** Grandchildren live at most this long, so no test can leak them for good. */
@@ -71,7 +71,7 @@ export function runGrandchild(lifeArgument: string | undefined): void {
  * Returns what the transcript records instead of one entry per line.
  */
 export function flood(
-  writer: EventWriter,
+  writer: FakeEventWriter,
   lifeline: Lifeline,
   runId: string,
   options: { count: number; bytes?: number; rate?: number; stamp?: boolean },
