@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { asAgent, collect, AgentFailure } from '../src/agent/index.js';
 import type { AgentEvent, AgentOptions, SupervisedAgent } from '../src/agent/index.js';
-import { expandText, isAlive } from '../src/testing/index.js';
+import { isAlive } from '../src/testing/index.js';
 import { ANSWER_TEXT, HUGE_ANSWER, HUGE_PREFIX, PROTOCOL_FAKES } from './helpers/agent-fakes.js';
 import type { Behaviour, FakeInstance, ProtocolFake } from './helpers/agent-fakes.js';
 
