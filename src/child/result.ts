@@ -18,7 +18,9 @@ export function resultPayload(
   fits: (payload: Record<string, unknown>) => boolean,
   onFileError: (message: string) => void,
 ): Record<string, unknown> | undefined {
-  if (text === undefined) return fits(base) ? base : undefined;
+  // Without room for even an empty text no result can be sent: write no file that nobody would remove.
+  if (!fits(base)) return undefined;
+  if (text === undefined) return base;
   const whole = { ...base, 'final-text': text };
   if (fits(whole)) return whole;
   let extra: Record<string, unknown> = {};

@@ -261,6 +261,15 @@ class ServedRun {
   #endTurn(turn: AgentTurn, number: number, final: boolean, report: TurnReport): void {
     if (this.#turn === turn) this.#turn = undefined;
     if (report.answer !== '') this.#events.emit('assistant-stream-end', { 'final?': true });
+    if (!report.aborted && report.failure === undefined && report.data !== undefined) {
+      const withData = { turn: number, 'stop-reason': 'stop', data: report.data };
+      if (!this.#events.fits('turn-complete', withData)) {
+        // Structured data is never cut: data that cannot travel on one line fails the turn instead.
+        const details = 'the structured data of completed does not fit one wire line (64 KiB)';
+        report.failure = { details, retryable: false, code: 'data_too_large' };
+        this.#events.emit('error', { error: details, source: 'agent', retryable: false, code: 'data_too_large' });
+      }
+    }
     const stopReason = report.aborted ? 'aborted' : report.failure !== undefined ? 'error' : 'stop';
     const complete: Record<string, unknown> = { turn: number, 'stop-reason': stopReason };
     if (!report.aborted && report.failure === undefined && report.data !== undefined) complete['data'] = report.data;
