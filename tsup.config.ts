@@ -16,7 +16,7 @@ export default defineConfig({
   platform: 'node',
   dts: true,
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   splitting: true,
   shims: false,
 });
