@@ -1,5 +1,5 @@
-// asAgent + collect over the toy child of examples/children/toy-agent.mjs: buffered, then streaming, then keep-alive.
-// Run it with `node examples/agent-handler.mjs` after `npm run build`.
+// examples/agent-handler.mjs: a child program as an Agent Handler (asAgent): buffered with collect(), then
+// streaming, then one keep-alive child per session. The child is the toy of examples/children/toy-agent.mjs.
 import { fileURLToPath } from 'node:url';
 import { asAgent, collect } from 'subvisor/agent';
 

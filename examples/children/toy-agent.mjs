@@ -1,4 +1,4 @@
-// A toy Agent Handler served as a Fen wire child: `supervise --task '...' -- node examples/children/toy-agent.mjs`.
+// examples/children/toy-agent.mjs: a toy Agent Handler made a Fen wire child that supervise and spawnRun drive.
 import { serveAgent } from 'subvisor/child';
 
 async function* invoke(scope, prompt) {
