@@ -175,7 +175,11 @@ export const BUILTIN_SCENARIOS: Readonly<Record<BuiltinScenarioName, Scenario>> 
   linger: {
     name: 'linger',
     turns: [ECHO_TURN],
-    misbehaviours: [{ at: 'after-exit', do: ['ignore-sigterm', { linger: {} }] }],
+    // SIGTERM is ignored from before the result on: a parent that signals as soon as it reads `exit` must not win a race.
+    misbehaviours: [
+      { at: 'before-result', do: 'ignore-sigterm' },
+      { at: 'after-exit', do: { linger: {} } },
+    ],
   },
   'no-result': { name: 'no-result', turns: [ECHO_TURN], misbehaviours: [{ at: 'before-result', do: 'skip-result' }] },
   'version-mismatch': {
