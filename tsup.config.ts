@@ -9,6 +9,7 @@ export default defineConfig({
     'agent/index': 'src/agent/index.ts',
     'child/index': 'src/child/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
+    'testing/fake-fa': 'src/testing/fake-fa.ts',
     'cli/supervise': 'src/cli/supervise.ts',
   },
   format: ['esm'],

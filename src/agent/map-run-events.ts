@@ -1,5 +1,5 @@
 // Maps one run's events to Agent Handler events: text and thinking without doubling, tools, retries, passthrough.
-import type { Outcome, RunEvent } from '../run/types.js';
+import type { Outcome, RunEvent } from '../index.js';
 import type { AgentEvent, Json } from './types.js';
 
 /** What a child said about its own failure (serveAgent children put `code` and `retryable` on `error`/`exit`). */
