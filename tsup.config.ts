@@ -11,6 +11,7 @@ export default defineConfig({
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
     'cli/supervise': 'src/cli/supervise.ts',
+    'run/reaper': 'src/run/reaper.ts',
   },
   format: ['esm'],
   target: 'node20',
