@@ -1,4 +1,4 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), their scenarios, transcripts, liveness helpers.
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), an in-memory run, scenarios, transcripts, liveness helpers.
 import { builtScript, latestTranscript, prepareFakeProcess } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
