@@ -10,6 +10,7 @@ export default defineConfig({
     'testing/fake-fa': 'src/testing/fake-fa.ts',
     'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',
     'cli/supervise': 'src/cli/supervise.ts',
+    'run/reaper': 'src/run/reaper.ts',
   },
   format: ['esm'],
   target: 'node20',

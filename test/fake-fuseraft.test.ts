@@ -127,6 +127,8 @@ describe('fakeFuseraft()', () => {
     expect(chat.args).toEqual([script, 'chat', 'repl', '--vscode', '--no-banner']);
     expect(session.args).toEqual([script, 'failure', 'run', '--bridge', '-c', session.config]);
     expect(session.config).toMatch(/fuseraft\.yaml$/);
+    // Spread into spawnRun's options, a fake carries exactly the spawn options.
+    expect(Object.keys({ ...session })).toEqual(['command', 'args', 'env']);
     expect(() => fakeFuseraft('bridge', 'chat' as 'success')).toThrow(/unknown built-in scenario/);
     expect(Object.keys(FUSERAFT_BUILTIN_SCENARIOS.repl).sort()).toEqual([...FUSERAFT_REPL_SCENARIO_NAMES].sort());
     expect(Object.keys(FUSERAFT_BUILTIN_SCENARIOS.bridge).sort()).toEqual([...FUSERAFT_BRIDGE_SCENARIO_NAMES].sort());

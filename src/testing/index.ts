@@ -1,5 +1,5 @@
 // Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), an in-memory run, scenarios, transcripts, liveness helpers.
-import { builtScript, latestTranscript, prepareFakeProcess } from './kit.js';
+import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
 import { isBuiltinScenarioName } from './scenario.js';
@@ -84,17 +84,17 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     transcript: transcriptsOn,
     env: { ...env, ...options.env },
   });
-  return {
-    command: process.execPath,
-    args: [script, fake.reference],
-    env: fake.env,
-    token: fake.token,
-    transcripts: () => fake.transcriptFiles().map(readTranscript),
-    transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readTranscript, 'fake child'),
-    livePids: fake.livePids,
-    cleanup: fake.cleanup,
-    [Symbol.dispose]: fake.cleanup,
-  };
+  return spreadsAsOptions(
+    { command: process.execPath, args: [script, fake.reference], env: fake.env },
+    {
+      token: fake.token,
+      transcripts: () => fake.transcriptFiles().map(readTranscript),
+      transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readTranscript, 'fake child'),
+      livePids: fake.livePids,
+      cleanup: fake.cleanup,
+      [Symbol.dispose]: fake.cleanup,
+    },
+  );
 }
 export { createInMemoryRun } from './in-memory.js';
 export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';

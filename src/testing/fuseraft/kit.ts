@@ -1,5 +1,5 @@
 // fakeFuseraft(): the command, args and env of a fake fuseraft (`repl --vscode` or `run --bridge`), with its transcripts.
-import { builtScript, latestTranscript, prepareFakeProcess } from '../kit.js';
+import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from '../kit.js';
 import { isFuseraftBuiltinScenarioName } from './scenario.js';
 import type { FuseraftBridgeScenarioName, FuseraftMode, FuseraftReplScenarioName, FuseraftScenario } from './scenario.js';
 import { readFuseraftTranscript } from './transcript.js';
@@ -15,7 +15,8 @@ export interface FakeFuseraftOptions {
 }
 
 /**
- * A fake fuseraft ready to spawn: spread it into a run's options (`spawnRun({ protocol: 'fuseraft',
+ * A fake fuseraft ready to spawn: `command`, `args` and `env` are its only enumerable keys, so spread it into
+ * a run's options (`spawnRun({ protocol: 'fuseraft',
  * ...fakeFuseraft('repl', 'chat'), task })`). For the bridge the driver appends the task, as for fuseraft.
  */
 export interface FakeFuseraft {
@@ -66,17 +67,17 @@ export function fakeFuseraft(
   });
   const config = mode === 'bridge' ? (options.config ?? fake.privateFile('fuseraft.yaml', 'name: fake\nagents: [Planner, Coder]\n')) : undefined;
   const modeArgs = mode === 'repl' ? ['repl', '--vscode', '--no-banner'] : ['run', '--bridge', '-c', config as string];
-  return {
-    mode,
-    command: process.execPath,
-    args: [script, fake.reference, ...modeArgs],
-    env: fake.env,
-    token: fake.token,
-    ...(config === undefined ? {} : { config }),
-    transcripts: () => fake.transcriptFiles().map(readFuseraftTranscript),
-    transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readFuseraftTranscript, 'fake fuseraft'),
-    livePids: fake.livePids,
-    cleanup: fake.cleanup,
-    [Symbol.dispose]: fake.cleanup,
-  };
+  return spreadsAsOptions(
+    { command: process.execPath, args: [script, fake.reference, ...modeArgs], env: fake.env },
+    {
+      mode,
+      token: fake.token,
+      ...(config === undefined ? {} : { config }),
+      transcripts: () => fake.transcriptFiles().map(readFuseraftTranscript),
+      transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readFuseraftTranscript, 'fake fuseraft'),
+      livePids: fake.livePids,
+      cleanup: fake.cleanup,
+      [Symbol.dispose]: fake.cleanup,
+    },
+  );
 }
