@@ -10,6 +10,7 @@ export default defineConfig({
     'child/index': 'src/child/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
+    'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',
     'cli/supervise': 'src/cli/supervise.ts',
     'run/reaper': 'src/run/reaper.ts',
   },
