@@ -44,7 +44,7 @@ function codeBlocks(document: string): CodeBlock[] {
 const blocks = documents.flatMap(codeBlocks);
 const where = (block: CodeBlock): string => `${block.document}:${block.line}`;
 const firstLine = (block: CodeBlock): string => block.body.split('\n', 1)[0] ?? '';
-const EXAMPLE = /^\/\/ (examples\/[\w.-]+\.mjs):/;
+const EXAMPLE = /^\/\/ (examples\/[\w./-]+\.mjs):/;
 const RUN = /^(?:\/\/|#) run by test\/docs\.test\.ts$/;
 const FRAGMENT = /^(?:\/\/|#) fragment: \S/;
 
@@ -91,6 +91,7 @@ describe('blocks run by this test', () => {
     ['supervise', 'dist/cli/supervise.js'],
     ['subvisor-fake-child', 'dist/testing/fake-child.js'],
     ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
+    ['subvisor-fake-fuseraft', 'dist/testing/fake-fuseraft.js'],
   ] as const) {
     const path = join(bin, name);
     writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);
