@@ -38,6 +38,7 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'child-error': { code: 'child_failed', retryable: true },
   'channel-error': { code: 'channel_error', retryable: true },
   'parent-shutdown': { code: 'aborted', retryable: false },
+  stalled: { code: 'timed_out', retryable: true }, // the stall watchdog (stallTimeoutMs) gave up on a silent turn
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {
