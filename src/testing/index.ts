@@ -97,3 +97,5 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     [Symbol.dispose]: fake.cleanup,
   };
 }
+export { createInMemoryRun } from './in-memory.js';
+export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';
