@@ -8,6 +8,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
+    'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',
     'cli/supervise': 'src/cli/supervise.ts',
     'run/reaper': 'src/run/reaper.ts',
   },
