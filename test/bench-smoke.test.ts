@@ -34,7 +34,7 @@ describe('bench/run.mjs --smoke', () => {
     await promisify(execFile)(
       process.execPath,
       ['bench/run.mjs', '--smoke', '--no-build', '--only', benches.join(','), '--out', out],
-      { cwd: root, timeout: 240_000 },
+      { cwd: root, timeout: 90_000 },
     );
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
       machine: { cpus: number; node: string };
@@ -53,6 +53,6 @@ describe('bench/run.mjs --smoke', () => {
       expect(r.met === null || typeof r.met === 'boolean').toBe(true);
       expect(r.met === null).toBe(r.target === null);
     }
-    // On a 2-core machine shared by several test runs the smoke sizes still take over a minute.
-  }, 300_000);
+    // The run itself may take up to 90 s on a loaded machine: the test's own bound must be longer than that.
+  }, 120_000);
 });
