@@ -74,6 +74,15 @@ describe('a queued run', () => {
     await sup.shutdown();
   });
 
+  it('text() attached while queued streams the answer once the run starts', async () => {
+    const { sup, release } = blockedPool(freshDir());
+    const run = sup.spawn({ ...runOptions(fake('echo')), task: 'streamed answer' });
+    const text = collect(run.text());
+    await release();
+    expect((await text).join('')).toBe('streamed answer');
+    await sup.shutdown();
+  });
+
   it.each([
     ['cancel()', (run: PoolRun) => run.cancel()],
     ['terminate()', (run: PoolRun) => run.terminate()],

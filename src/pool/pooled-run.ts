@@ -5,6 +5,7 @@ import type { AbortLink } from '../run/abort-link.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { EventFanout } from '../run/event-fanout.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
+import { TextAssembler } from '../run/text-stream.js';
 import type {
   Ack,
   ExitRunEvent,
@@ -196,6 +197,15 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     this.#iterated = true;
     this.#startPump();
     return queue;
+  }
+
+  /** The assistant's text as it arrives (see `Run.text()`), over this handle's own event iterator. */
+  async *text(): AsyncGenerator<string, undefined, undefined> {
+    const assembler = new TextAssembler();
+    for await (const event of this) {
+      for (const chunk of assembler.push(event)) yield chunk;
+    }
+    return undefined;
   }
 
   batches(): AsyncIterableIterator<RunEvent[], undefined> {
