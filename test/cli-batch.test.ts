@@ -15,7 +15,8 @@ import { cleanupPoolKit, liveTrees, sampleLiveTrees } from './helpers/pool-kit.j
 
 /** One fake child whose scenario each task picks through its env (`SUBVISOR_FAKE_SCENARIO`). */
 const kit = fakeChild('echo', { turnTickMs: 5, idleTickMs: 20, transcript: false });
-const COMMAND = ['--', kit.command, kit.args[0]!, 'env'];
+// The kit's arguments with the scenario reference (the last one) replaced by `env`.
+const COMMAND = ['--', kit.command, ...kit.args.slice(0, -1), 'env'];
 const ENV = { ...kit.env, SUBVISOR_FAKE_SCENARIO: JSON.stringify({ name: 'echo' }) };
 /** Directories holding the tasks files (not run state: the supervised runs must leave nothing behind). */
 const taskDirs: string[] = [];

@@ -44,25 +44,25 @@ export function cleanupPoolKit(): void {
 const TREE_MARKER = 'SUBVISOR_TREE=';
 
 /**
- * The distinct run trees alive right now among processes carrying one of `tokens` (the fake-child
- * kit's per-child token), found by the tree marker in /proc/<pid>/environ. Zombies have an empty
- * environ and do not count.
+ * The distinct run trees alive right now among processes of the fake children with one of `tokens`
+ * (the kit's per-child token, in a process's environment or its command line), found by the tree marker
+ * in /proc/<pid>/environ. Zombies have an empty environ and do not count.
  */
 export function liveTrees(tokens: ReadonlySet<string>): Set<string> {
   const trees = new Set<string>();
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) > 57) continue; // not a pid
     let environ: string;
+    let cmdline: string;
     try {
       environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      if (!environ.includes(TREE_MARKER)) continue;
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
     } catch {
       continue;
     }
-    if (!environ.includes('SUBVISOR_FAKE_TOKEN=')) continue;
-    const vars = environ.split('\0');
-    const token = vars.find((v) => v.startsWith('SUBVISOR_FAKE_TOKEN='))?.slice('SUBVISOR_FAKE_TOKEN='.length);
-    if (token === undefined || !tokens.has(token)) continue;
-    const tree = vars.find((v) => v.startsWith(TREE_MARKER));
+    if (![...tokens].some((token) => environ.includes(token) || cmdline.includes(token))) continue;
+    const tree = environ.split('\0').find((variable) => variable.startsWith(TREE_MARKER));
     if (tree !== undefined) trees.add(tree);
   }
   return trees;
