@@ -1,4 +1,4 @@
-// Prints a results file (default bench/results.json) as the Markdown table used in the README.
+// Prints a results file (default bench/results.json) as the Markdown table in docs/performance.md.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/harness.mjs';

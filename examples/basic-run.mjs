@@ -1,5 +1,5 @@
-// Supervises the fake child's demo run: prints events as they arrive, steers once mid-turn, then prints the
-// whole answer and the outcome. Run it with `node examples/basic-run.mjs` after `npm run build`.
+// examples/basic-run.mjs: supervises the fake child's demo run: prints events as they arrive, steers once mid-turn,
+// then prints the whole answer and the outcome.
 import { spawnRun } from 'subvisor';
 import { fakeChild } from 'subvisor/testing';
 

@@ -1,4 +1,4 @@
-// Testing your own orchestration code against misbehaving fake children (the README example of subvisor/testing).
+// examples/misbehaving-child.mjs: your own orchestration code against fake children that crash and leave stubborn grandchildren.
 import assert from 'node:assert/strict';
 import { spawnRun } from 'subvisor';
 import { fakeChild } from 'subvisor/testing';

@@ -1,4 +1,4 @@
-// Runs every script in examples/ against the built package: the README's examples must stay runnable.
+// Runs every script in examples/ against the built package: the documentation's examples must stay runnable.
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

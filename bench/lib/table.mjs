@@ -1,4 +1,4 @@
-// Renders benchmark rows as an aligned plain-text table (also used for the README's Markdown table).
+// Renders benchmark rows as an aligned plain-text table (also used for the Markdown table in docs/performance.md).
 
 /** A number with about three significant digits, thousands grouped, no exponent. */
 export function formatNumber(value) {

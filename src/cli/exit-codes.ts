@@ -1,6 +1,6 @@
 // The exit codes of supervise and the mapping from a run's outcome to one of them.
 
-/** Every exit code supervise uses; documented in --help and the README. */
+/** Every exit code supervise uses; documented in --help and docs/cli.md. */
 export const EXIT = {
   done: 0,
   failed: 1,
