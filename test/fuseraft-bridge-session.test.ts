@@ -64,6 +64,11 @@ describe('bridge session', () => {
     expect(rec.events.at(-1)).toMatchObject({ type: 'result', stopReason: 'end_turn', finalText: 'looks good', usage: { inputTokens: 30, outputTokens: 6 }, succeeded: true });
     expect(s.answer()).toEqual({ text: 'looks good', truncated: false });
     expect(s.usage()).toEqual({ inputTokens: 30, outputTokens: 6 });
+    expect(rec.log.filter((entry) => entry[0] === 'result' || entry[0] === 'ending')).toEqual([
+      ['result', { stopReason: 'end_turn', answer: { text: 'looks good', truncated: false }, usage: { inputTokens: 30, outputTokens: 6 } }],
+      ['ending'],
+    ]);
+    expect(s.provisionalEnd()).toEqual({ status: 'done' });
     expect(s.finish(OK_EXIT)).toEqual({ status: 'done' });
   });
 
@@ -79,7 +84,12 @@ describe('bridge session', () => {
     expect(failed.rec.log.filter((entry) => entry[0] === 'turnCompleted')).toEqual([['turnCompleted', 1, 'error', undefined]]);
     expect(failed.session.finish({ exitCode: 1, signal: null })).toEqual({ status: 'failed', error: 'it broke' });
 
+    const announced = session();
+    announced.feed(READY, result(true, { exitCode: 4 }));
+    expect(announced.session.provisionalEnd()).toEqual({ status: 'failed', error: 'fuseraft reported success but exited with code 4' });
+
     const odd = session();
+    expect(odd.session.provisionalEnd()).toBeUndefined();
     odd.feed(READY, result(true));
     expect(odd.session.finish({ exitCode: 2, signal: null })).toEqual({ status: 'failed', error: 'fuseraft reported success but exited with code 2' });
   });

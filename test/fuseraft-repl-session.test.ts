@@ -227,7 +227,24 @@ describe('controls', () => {
       finalText: 'A',
       usage: { inputTokens: 3 },
     });
+    expect(rec.log.filter((entry) => entry[0] === 'result' || entry[0] === 'ending')).toEqual([
+      ['result', { stopReason: 'end_turn', answer: { text: 'A', truncated: false }, usage: { inputTokens: 3 } }],
+      ['ending'],
+    ]);
+    expect(s.provisionalEnd()).toEqual({ status: 'done' });
     expect(s.finish(OK_EXIT)).toEqual({ status: 'done' });
+  });
+
+  it('no provisional end before session_end; a second session_end is out of order', () => {
+    const { rec, session: s, feed } = session();
+    feed(READY);
+    expect(s.provisionalEnd()).toBeUndefined();
+    feed({ type: 'session_end' }, { type: 'session_end' });
+    expect(rec.rejections.map((r) => r.rejection.reason)).toEqual(['a second session_end frame']);
+    expect(rec.log.filter((entry) => entry[0] === 'ending')).toHaveLength(1);
+    // No completed turn: no result, but a clean end.
+    expect(rec.log.some((entry) => entry[0] === 'result')).toBe(false);
+    expect(s.provisionalEnd()).toEqual({ status: 'done' });
   });
 
   it('close mid-turn drops held follow-ups and ends stdin after the turn', () => {

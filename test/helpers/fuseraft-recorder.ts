@@ -70,6 +70,8 @@ export function recorder(options: { stdinBroken?: boolean } = {}): Recorder {
     },
     turnStarted: (turn) => log.push(['turnStarted', turn]),
     turnCompleted: (turn, stopReason, usage) => log.push(['turnCompleted', turn, stopReason, usage]),
+    result: (report) => log.push(['result', report]),
+    ending: () => log.push(['ending']),
   };
   return {
     io,

@@ -141,8 +141,8 @@ export class BridgeSession {
     }
     this.#readySeen = true;
     this.#state = 'ready';
-    this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     this.#facts.ready();
+    this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     // The task was given on the command line: the session is at work from here on.
     this.#state = 'running';
   }
@@ -151,8 +151,8 @@ export class BridgeSession {
     this.#turn++;
     this.#turnOpen = true;
     const draft = { type: 'turn-started' as const, turn: this.#turn };
-    this.#facts.event(frame === undefined ? draft : withExtras(draft, frame, []));
     this.#facts.turnStarted(this.#turn);
+    this.#facts.event(frame === undefined ? draft : withExtras(draft, frame, []));
   }
 
   /** One completed agent turn: its text, then its turn-complete with usage. */
@@ -180,8 +180,8 @@ export class BridgeSession {
     const complete: Record<string, unknown> = { type: 'turn-complete', turn: this.#turn, stopReason: 'end_turn', ...base };
     if (usage !== undefined) complete['usage'] = usage;
     if (isObject(message) && Array.isArray(message['toolCalls'])) complete['toolCalls'] = message['toolCalls'];
-    this.#facts.event(complete as { type: 'turn-complete' });
     this.#facts.turnCompleted(this.#turn, 'end_turn', usage);
+    this.#facts.event(complete as { type: 'turn-complete' });
   }
 
   #onResult(frame: Frame): void {
@@ -191,19 +191,19 @@ export class BridgeSession {
       // The session ended inside a turn (an interrupt, a failure): that turn ends without a message.
       this.#turnOpen = false;
       const stopReason = frame['succeeded'] === true ? 'end_turn' : this.#cancelled ? 'aborted' : 'error';
-      this.#facts.event({ type: 'turn-complete', turn: this.#turn, stopReason });
       this.#facts.turnCompleted(this.#turn, stopReason, undefined);
+      this.#facts.event({ type: 'turn-complete', turn: this.#turn, stopReason });
     }
     const succeeded = frame['succeeded'] === true;
-    const draft: Record<string, unknown> = {
-      type: 'result',
-      stopReason: succeeded ? 'end_turn' : this.#cancelled ? 'aborted' : 'error',
-    };
+    const stopReason = succeeded ? 'end_turn' : this.#cancelled ? 'aborted' : 'error';
+    const draft: Record<string, unknown> = { type: 'result', stopReason };
     if (this.#answer !== undefined) draft['finalText'] = this.#answer.text;
     if (this.#answer?.truncated === true) draft['truncated'] = true;
     const usage = usageOf(frame) ?? this.#usage;
     if (usage !== undefined) draft['usage'] = usage;
+    this.#facts.result({ stopReason, answer: this.#answer, usage });
     this.#facts.event(withExtras(draft as { type: 'result' }, frame, ['inputTokens', 'outputTokens']));
+    this.#facts.ending();
   }
 
   /** Decides and carries out one control of the run core. */
@@ -244,6 +244,17 @@ export class BridgeSession {
     this.#gone = true;
     this.#interrupter.settled();
     this.#desk.shutDown();
+    return this.#endOf(end);
+  }
+
+  /** How the run ended if fuseraft now exits with the code its `result` announced; undefined before `result`. */
+  provisionalEnd(): ChildEnd | undefined {
+    if (this.#result === undefined) return undefined;
+    const exitCode = typeof this.#result['exitCode'] === 'number' ? this.#result['exitCode'] : 0;
+    return this.#endOf({ exitCode, signal: null });
+  }
+
+  #endOf(end: ProcessEnd): ChildEnd | undefined {
     const result = this.#result;
     if (this.#fatal) return undefined;
     if (result === undefined) return this.#cancelled ? { status: 'cancelled' } : undefined;

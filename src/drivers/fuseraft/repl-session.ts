@@ -191,8 +191,8 @@ export class ReplSession {
     }
     this.#readySeen = true;
     this.#state = advance(this.#state, 'started');
-    this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     this.#facts.ready();
+    this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     if (this.#taskRef !== undefined && this.#state === 'ready') {
       const decision = decide(this.#state, 'prompt');
       this.#state = decision.next;
@@ -226,8 +226,8 @@ export class ReplSession {
     // A turn fuseraft starts on its own (carried input) moves a ready run to running, as Fen's does.
     if (this.#state === 'ready') this.#state = 'running';
     const draft = { type: 'turn-started' as const, turn: this.#turn };
-    this.#facts.event(frame === undefined ? draft : withExtras(draft, frame, []));
     this.#facts.turnStarted(this.#turn);
+    this.#facts.event(frame === undefined ? draft : withExtras(draft, frame, []));
   }
 
   #endTurn(end: TurnEnd, frame: Frame, error?: string): void {
@@ -249,8 +249,8 @@ export class ReplSession {
     const stopReason = end === 'completed' ? 'end_turn' : end === 'cancelled' ? 'aborted' : 'error';
     const draft = { type: 'turn-complete' as const, turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }) };
     const used = ['inputTokens', 'outputTokens', 'cachedInputTokens'];
-    this.#facts.event(end === 'error' ? { ...draft, error } : withExtras(draft, frame, used));
     this.#facts.turnCompleted(this.#turn, stopReason, usage);
+    this.#facts.event(end === 'error' ? { ...draft, error } : withExtras(draft, frame, used));
     this.#afterTurn();
   }
 
@@ -313,24 +313,31 @@ export class ReplSession {
   }
 
   #onSessionEnd(frame: Frame): void {
+    if (this.#sessionEnded) {
+      this.#facts.rejected({ code: 'out-of-order', reason: 'a second session_end frame', lineType: 'session_end' }, false);
+      return;
+    }
     this.#sessionEnded = true;
     this.#facts.event(passthrough(frame, 'fuseraft is about to exit'));
-    if (this.#cancelled || this.#answer === undefined || this.#lastEnd !== 'completed') return;
-    const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: this.#answer.text };
-    if (this.#usage !== undefined) result['usage'] = this.#usage;
-    if (this.#answer.truncated) result['truncated'] = true;
-    this.#facts.event(result as { type: 'result' });
+    if (!this.#cancelled && this.#answer !== undefined && this.#lastEnd === 'completed') {
+      this.#facts.result({ stopReason: 'end_turn', answer: this.#answer, usage: this.#usage });
+      const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: this.#answer.text };
+      if (this.#usage !== undefined) result['usage'] = this.#usage;
+      if (this.#answer.truncated) result['truncated'] = true;
+      this.#facts.event(result as { type: 'result' });
+    }
+    this.#facts.ending();
   }
 
   #inject(ref: number, type: 'steering-injected' | 'follow-up-injected'): void {
-    this.#facts.event({ type, ref });
     this.#facts.delivery(ref, 'injected');
+    this.#facts.event({ type, ref });
   }
 
   #drop(refs: number[], why: string): void {
     if (refs.length === 0) return;
-    this.#facts.event({ type: 'info', refs, summary: why });
     for (const ref of refs) this.#facts.delivery(ref, 'dropped');
+    this.#facts.event({ type: 'info', refs, summary: why });
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -439,6 +446,10 @@ export class ReplSession {
     this.#gone = true;
     this.#interrupter.settled();
     this.#desk.shutDown();
+    return this.#endOf(end);
+  }
+
+  #endOf(end: ProcessEnd): ChildEnd | undefined {
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#sessionEnded) return undefined;
@@ -446,6 +457,11 @@ export class ReplSession {
     if (this.#lastEnd === 'error') return { status: 'failed', error: this.#lastError ?? 'the last turn ended in an error' };
     if (this.#lastEnd === 'cancelled') return { status: 'cancelled', error: 'fuseraft cancelled the last turn' };
     return { status: 'done' };
+  }
+
+  /** How the run ended if fuseraft now exits 0, as it said it would (`session_end`); undefined before that. */
+  provisionalEnd(): ChildEnd | undefined {
+    return this.#sessionEnded ? this.#endOf({ exitCode: 0, signal: null }) : undefined;
   }
 
   /** The answer: the `token` text of the last completed turn (undefined before one completed). */

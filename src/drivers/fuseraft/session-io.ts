@@ -16,7 +16,10 @@ export interface FuseraftIo {
   setTimer(fn: () => void, ms: number): { clear(): void };
 }
 
-/** Protocol-free facts a session reports (the driver adapter forwards them to the run core). */
+/**
+ * Protocol-free facts a session reports (the driver adapter forwards them to the run core). A fact
+ * comes before the event that carries it, as the run core expects.
+ */
 export interface SessionFacts {
   /** fuseraft said `ready` with the right protocol version. */
   ready(): void;
@@ -32,6 +35,17 @@ export interface SessionFacts {
   turnStarted(turn: number): void;
   /** A turn ended: `end_turn`, `aborted` (cancelled) or `error`. */
   turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  /** The run's answer, once, when fuseraft says the session is over (repl: `session_end`; bridge: `result`). */
+  result(report: SessionResult): void;
+  /** fuseraft said it is about to exit (`session_end`, `result`): `provisionalEnd()` says how the run ended. */
+  ending(): void;
+}
+
+/** What {@link SessionFacts.result} reports. */
+export interface SessionResult {
+  stopReason: string;
+  answer: SessionAnswer | undefined;
+  usage: JsonObject | undefined;
 }
 
 /** A control as the run core hands it to a session. */
