@@ -72,6 +72,15 @@ describe('bridge session', () => {
     expect(s.finish(OK_EXIT)).toEqual({ status: 'done' });
   });
 
+  it('the task gets a ref, accepted once fuseraft is ready', () => {
+    const { rec, session: s, feed } = session({ task: 'ship it' });
+    expect(s.taskRef).toBe(1);
+    expect(s.send({ type: 'close' }).ref).toBe(2);
+    feed(READY);
+    expect(rec.log.filter((entry) => entry[0] === 'ack')).toEqual([['ack', 1, 'accepted', undefined]]);
+    expect(rec.written).toEqual([]);
+  });
+
   it('a compaction summary is not the answer', () => {
     const { session: s, feed } = session();
     feed(READY, message('Dev', 'real'), message('Dev', 'summary', { isCompactionSummary: true }), result(true));

@@ -20,6 +20,8 @@ import type {
 
 export interface BridgeSessionOptions {
   approve?: ApproveCallback | undefined;
+  /** The task (already on fuseraft's command line): gives it a ref, answered `accepted` on `ready`. */
+  task?: string | undefined;
   /** How long after an `interrupt` line the session may run on before SIGINT. */
   interruptGraceMs: number;
   /** Longest answer kept, in characters; longer ones are cut and marked truncated. */
@@ -59,16 +61,23 @@ export class BridgeSession {
   #result: Frame | undefined;
   #cancelled = false;
   #gone = false;
+  readonly #taskRef: number | undefined;
 
   constructor(io: FuseraftIo, facts: SessionFacts, options: BridgeSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
+    if (options.task !== undefined) this.#taskRef = this.#nextRef++;
     this.#interrupter = new Interrupter(io, options.interruptGraceMs);
     this.#desk = new PromptDesk(
       { protocol: 'fuseraft-bridge', approve: options.approve },
       { respond: (line) => this.#write(line), report: (draft) => facts.event(draft) },
     );
+  }
+
+  /** The ref of the task (answered through `facts.ack` once fuseraft is ready). */
+  get taskRef(): number | undefined {
+    return this.#taskRef;
   }
 
   /** The mirrored run state: running from `ready` to the exit (the task is already given). */
@@ -145,6 +154,7 @@ export class BridgeSession {
     this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     // The task was given on the command line: the session is at work from here on.
     this.#state = 'running';
+    if (this.#taskRef !== undefined) this.#facts.ack(this.#taskRef, 'accepted');
   }
 
   #openTurn(frame: Frame | undefined): void {
