@@ -11,7 +11,9 @@
 //   {"sleep": ms}
 //   {"exit": code}             exit now with that code
 //   {"kill": "SIGKILL"}        die by that signal (a crash)
-//   {"grandchild": true}       start a grandchild that ignores SIGTERM and sleeps (stays in the tree)
+//   {"grandchild": true}       start a grandchild that ignores SIGTERM and sleeps (stays in the tree);
+//                              announced as {"type":"grandchild","pid":N}
+//   {"argv": true}             write {"type":"argv","argv":[...]} (the arguments after the script)
 //   {"ignore": ["SIGTERM"]}    ignore these signals from now on
 //   {"onSigint": [...steps]}   on SIGINT, run these steps instead of dying
 // A read that meets end of input exits with code 9. After the last step the process exits 0.
@@ -71,8 +73,10 @@ async function run(list) {
     else if ('exit' in step) process.exit(step.exit);
     else if ('kill' in step) process.kill(process.pid, step.kill);
     else if ('grandchild' in step) {
-      spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' }).unref();
-    } else if ('ignore' in step) for (const signal of step.ignore) process.on(signal, () => undefined);
+      const grandchild = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' });
+      grandchild.unref();
+      write({ type: 'grandchild', pid: grandchild.pid });
+    } else if ('argv' in step) write({ type: 'argv', argv: process.argv.slice(2) }); else if ('ignore' in step) for (const signal of step.ignore) process.on(signal, () => undefined);
     else if ('onSigint' in step) process.on('SIGINT', () => void run(step.onSigint));
   }
 }
