@@ -14,6 +14,7 @@
 //   {"grandchild": true}       start a grandchild that ignores SIGTERM and sleeps (stays in the tree);
 //                              announced as {"type":"grandchild","pid":N}
 //   {"argv": true}             write {"type":"argv","argv":[...]} (the arguments after the script)
+//   {"env": "NAME"}            write {"type":"env","name":"NAME","value":...} (null when unset)
 //   {"ignore": ["SIGTERM"]}    ignore these signals from now on
 //   {"onSigint": [...steps]}   on SIGINT, run these steps instead of dying
 // A read that meets end of input exits with code 9. After the last step the process exits 0.
@@ -76,7 +77,8 @@ async function run(list) {
       const grandchild = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' });
       grandchild.unref();
       write({ type: 'grandchild', pid: grandchild.pid });
-    } else if ('argv' in step) write({ type: 'argv', argv: process.argv.slice(2) }); else if ('ignore' in step) for (const signal of step.ignore) process.on(signal, () => undefined);
+    } else if ('argv' in step) write({ type: 'argv', argv: process.argv.slice(2) });
+    else if ('env' in step) write({ type: 'env', name: step.env, value: process.env[step.env] ?? null }); else if ('ignore' in step) for (const signal of step.ignore) process.on(signal, () => undefined);
     else if ('onSigint' in step) process.on('SIGINT', () => void run(step.onSigint));
   }
 }
