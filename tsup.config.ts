@@ -14,7 +14,7 @@ export default defineConfig({
   platform: 'node',
   dts: true,
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   splitting: true,
   shims: false,
 });

@@ -17,6 +17,9 @@ describe('supervise usage errors (built CLI)', () => {
     ['child command without --', ['--task', 'x', 'node'], /before '--'/],
     ['bad duration', ['--timeout', '5 parsecs', '--task', 'x', '--', 'node'], /--timeout: "5 parsecs" is not a duration/],
     ['zero timeout', ['--timeout', '0', '--task', 'x', '--', 'node'], /--timeout: "0" is zero/],
+    ['negative timeout', ['--timeout', '-5', '--task', 'x', '--', 'node'], /--timeout: "-5" is invalid: a duration cannot be negative/],
+    ['negative grace with =', ['--grace=-1s', '--task', 'x', '--', 'node'], /--grace: "-1s" is invalid: a duration cannot be negative/],
+    ['no arguments at all: the usage', [], /^supervise: run a child agent[^]*Usage:\n {2}supervise \[options\] -- <child command> \[args\.\.\.\][^]*supervise --help/],
     ['bad output mode', ['--output', 'yaml', '--task', 'x', '--', 'node'], /--output "yaml" is not one of text, events, json/],
     ['bad env', ['--env', 'NOEQUALS', '--task', 'x', '--', 'node'], /--env "NOEQUALS" is not KEY=VALUE/],
     ['reserved env', ['--env', 'FEN_WIRE_RUN_ID=x', '--task', 'x', '--', 'node'], /FEN_WIRE_\* variables are set by supervise/],
@@ -107,6 +110,7 @@ describe('parseDuration', () => {
 
   it('refuses junk, negatives, zero where not allowed and timers Node cannot hold', () => {
     for (const text of ['', 'abc', '-5s', '5 s', '1d', '0x10', '1e3']) expect(parseDuration(text, true).ok).toBe(false);
+    expect(parseDuration('-5', false)).toMatchObject({ ok: false, reason: expect.stringContaining('cannot be negative') });
     expect(parseDuration('0ms', false).ok).toBe(false);
     expect(parseDuration('1000h', false).ok).toBe(false);
   });

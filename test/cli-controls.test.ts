@@ -46,11 +46,11 @@ describe('controls from a file', () => {
       env: child.env,
     });
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/controls line 2: steer "Mention the tests\." accepted \(seq \d+\)/);
-    expect(result.stderr).toMatch(/controls line 2: steer \(seq \d+\) injected/);
-    expect(result.stderr).toMatch(/controls line 3 skipped: unknown control "bogus"/);
-    expect(result.stderr).toMatch(/controls line 4: steer "And the license\." accepted/);
-    expect(result.stderr).toMatch(/controls line 5 skipped: steer needs a non-empty text/);
+    expect(result.stderr).toMatch(/controls\.txt:2: steer "Mention the tests\." accepted \(seq \d+\)/);
+    expect(result.stderr).toMatch(/controls\.txt:2: steer \(seq \d+\) injected/);
+    expect(result.stderr).toMatch(/controls\.txt:3: skipped: unknown control "bogus"/);
+    expect(result.stderr).toMatch(/controls\.txt:4: steer "And the license\." accepted/);
+    expect(result.stderr).toMatch(/controls\.txt:5: skipped: steer needs a non-empty text/);
 
     const lines = jsonLines(result.stdout);
     const local = lines.filter((line) => typeof line.type === 'string' && line.type.startsWith('supervise-'));
@@ -72,7 +72,7 @@ describe('controls from a file', () => {
     const result = await runCli(['--controls', controls, '--task', 'hi', ...child.command], { env: child.env });
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe('hi');
-    expect(result.stderr).toMatch(/controls line 1: steer "too early or too late" (accepted|rejected|refused|applied|unanswered)/);
+    expect(result.stderr).toMatch(/late\.txt:1: steer "too early or too late" (accepted|rejected|refused|applied|unanswered)/);
   });
 });
 
@@ -85,12 +85,12 @@ describe('controls through a named pipe', () => {
     await waitForStderr(run, (stderr) => stderr.includes('turn 1 started'));
 
     await writeFromAnotherProcess(fifo, 'steer look at docs/ first');
-    await waitForStderr(run, (stderr) => /controls line 1: steer "look at docs\/ first" accepted/.test(stderr));
-    await waitForStderr(run, (stderr) => /controls line 1: steer \(seq \d+\) injected/.test(stderr));
+    await waitForStderr(run, (stderr) => /steer\.fifo:1: steer "look at docs\/ first" accepted/.test(stderr));
+    await waitForStderr(run, (stderr) => /steer\.fifo:1: steer \(seq \d+\) injected/.test(stderr));
 
     await writeFromAnotherProcess(fifo, '{"type":"finalize","note":"wrap up now"}');
     const result = await run.result;
-    expect(result.stderr).toMatch(/controls line 2: finalize "wrap up now" accepted/);
+    expect(result.stderr).toMatch(/steer\.fifo:2: finalize "wrap up now" accepted/);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe('Final: wrap up now');
     expect(await survivorsOf(child.fake)).toEqual([]);
@@ -110,10 +110,13 @@ describe('npm run demo', () => {
   it('shows a live run, a steer acked and injected, and the answer, within seconds', async () => {
     const started = Date.now();
     const { stdout, stderr } = await execFileAsync('npm', ['run', '--silent', 'demo'], { cwd: ROOT });
-    expect(stderr).toMatch(/controls line \d+: steer "Also say how the tests are run\." accepted \(seq \d+\)/);
-    expect(stderr).toMatch(/controls line \d+: steer \(seq \d+\) injected/);
+    expect(stderr).toMatch(/examples\/demo-controls\.txt:\d+: steer "Also say how the tests are run\." accepted \(seq \d+\)/);
+    expect(stderr).toMatch(/examples\/demo-controls\.txt:\d+: steer \(seq \d+\) injected/);
     expect(stderr).toMatch(/run done \(1 turn/);
-    expect(stdout).toMatch(/^The README introduces subvisor/);
+    // The answer acknowledges the steer from examples/demo-controls.txt.
+    expect(stdout).toMatch(/^The README introduces subvisor[^]*Your steer reached me mid-turn: "Also say how the tests are run\."\.$/);
+    // No build log and no npm noise: stderr holds only supervise's own lines.
+    expect(stderr.trim().split('\n').filter((line) => !line.startsWith('supervise: '))).toEqual([]);
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 });
@@ -126,8 +129,8 @@ describe('controls from standard input', () => {
       input: 'steer from stdin\nfinalize\n',
     });
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/controls line 1: steer "from stdin" accepted/);
-    expect(result.stderr).toMatch(/controls line 2: finalize (accepted|applied)/);
+    expect(result.stderr).toMatch(/\bstdin:1: steer "from stdin" accepted/);
+    expect(result.stderr).toMatch(/\bstdin:2: finalize (accepted|applied)/);
     expect(result.stdout.toString('utf8')).toMatch(/^Final: /);
     expect(await survivorsOf(child.fake)).toEqual([]);
   });

@@ -88,6 +88,8 @@ describe('live progress on a terminal', () => {
     const { stdout } = await execFileAsync('script', ['-qec', `stty rows 24 cols 160; ${command}`, '/dev/null'], { env });
     expect(stdout).toMatch(/supervise: (starting|ready|running) · (no turn yet|turn 1)/);
     expect(stdout).toMatch(/turn 1 · tool read_file · \d+ tokens · \d+\.\ds/);
+    // Tokens count live, mid-turn (while the tool runs), not only once the turn completes.
+    expect(stdout).toMatch(/turn 1 · tool read_file · [1-9]\d* tokens/);
     expect(stdout).toContain('\u001b['); // log-update's erase sequences
     const afterStatus = stdout.slice(stdout.lastIndexOf('supervise: run done'));
     expect(afterStatus.replace(/\r/g, '')).toContain(ANSWER);
@@ -165,7 +167,7 @@ describe('exit codes of runs', () => {
     const result = await runCli(['--controls', controls, '--output', 'json', '--task', 'x', ...child.command], { env: child.env });
     expect(result.code).toBe(130);
     expect(jsonLines(result.stdout)[0]).toMatchObject({ status: 'cancelled' });
-    expect(result.stderr).toMatch(/controls line 1: cancel accepted \(seq \d+\)/);
+    expect(result.stderr).toMatch(/cancel\.txt:1: cancel accepted \(seq \d+\)/);
     expect(await survivorsOf(child.fake)).toEqual([]);
   });
 
@@ -189,6 +191,7 @@ describe('run options', () => {
     expect(kept.code).toBe(0);
     const [runDir] = readdirSync(stateDir);
     expect(runDir).toBeDefined();
+    expect(kept.stderr).toContain(`--keep-files: the run's control and event files are in ${join(stateDir, runDir as string)}`);
     expect(readdirSync(join(stateDir, runDir as string)).length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../src/testing/builtins.js';
 
 const execFileAsync = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -155,5 +156,21 @@ describe('links between the documents', () => {
         );
       expect(slugs, `${document}: ${target}`).toContain(anchor);
     }
+  });
+});
+
+describe('the demo scenario says nothing untrue about the README', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+  it('its canned read_file result is how the README begins', () => {
+    expect(readme.split('\n').slice(2).join(' ')).toContain(DEMO_README_OPENING.replace(/\n/g, ' '));
+  });
+
+  it('its canned grep result lists the README\'s sections, in order', () => {
+    const sections = readme
+      .split('\n')
+      .filter((line) => line.startsWith('## '))
+      .map((line) => line.slice(3));
+    expect(sections).toEqual(DEMO_README_SECTIONS);
   });
 });

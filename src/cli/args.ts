@@ -31,7 +31,30 @@ export interface CliOptions {
   quiet: boolean;
 }
 
-export type ParsedCommandLine = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; options: CliOptions };
+/** `usage`: no arguments at all (supervise prints a short usage, exit 2). */
+export type ParsedCommandLine =
+  | { kind: 'usage' }
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'run'; options: CliOptions };
+
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace'] as const;
+
+/**
+ * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
+ * would blame the wrong thing: name the value and why it is invalid instead.
+ */
+function rejectNegativeDurations(argv: readonly string[]): void {
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  for (let index = 0; index + 1 < options.length; index++) {
+    const name = options[index]!.slice(2);
+    const value = options[index + 1]!;
+    if (options[index]!.startsWith('--') && (DURATION_OPTIONS as readonly string[]).includes(name) && /^-\d/.test(value)) {
+      throw new UsageError(`--${name}: "${value}" is invalid: a duration cannot be negative; write it like 1500ms, 90s, 10m or 1h.`);
+    }
+  }
+}
 
 const OPTION_SPEC = {
   task: { type: 'string' },
@@ -104,6 +127,8 @@ function parseEnv(pairs: readonly string[]): Record<string, string> {
 
 /** Parses argv (without node and the script path). Throws UsageError on any mistake. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  if (argv.length === 0) return { kind: 'usage' };
+  rejectNegativeDurations(argv);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });

@@ -8,6 +8,8 @@ import type { LocalEvent, OutputWriter } from './output.js';
 /** Where control reports go. */
 export interface ControlReporting {
   say(text: string): void;
+  /** How reports name the controls source, as `<source>:<line>`: the path given to --controls, or `stdin`. */
+  source: string;
   writer: OutputWriter;
   /** Reports wait until the event loop passed the child's ack or delivery notice they are about. */
   marks: EventMarks;
@@ -58,8 +60,13 @@ export class ControlDispatcher {
     await Promise.allSettled(this.reports);
   }
 
+  /** `file:line`, as compilers write it: the user can open the file at that line (comments and blanks count). */
+  private where(line: number): string {
+    return `${this.reporting.source}:${line}`;
+  }
+
   private invalid(line: number, reason: string): void {
-    this.reporting.say(`controls line ${line} skipped: ${reason}`);
+    this.reporting.say(`${this.where(line)}: skipped: ${reason}`);
     this.report({ type: 'supervise-invalid-control', line, reason });
   }
 
@@ -75,13 +82,13 @@ export class ControlDispatcher {
     } catch (error) {
       // The Run API refuses locally (ControlRefusedError: empty text, too large, run ended) without writing a line.
       const reason = error instanceof Error ? error.message : String(error);
-      this.reporting.say(`controls line ${line}: ${what} refused: ${reason}`);
+      this.reporting.say(`${this.where(line)}: ${what} refused: ${reason}`);
       await this.reporting.writer.local({ type: 'supervise-control', line, control: control.type, status: 'refused', reason });
       return;
     }
     await this.reporting.marks.ack(ack.seq);
     const reason = ack.reason === undefined ? '' : `: ${ack.reason}`;
-    this.reporting.say(`controls line ${line}: ${what} ${ack.status} (seq ${ack.seq})${reason}`);
+    this.reporting.say(`${this.where(line)}: ${what} ${ack.status} (seq ${ack.seq})${reason}`);
     await this.reporting.writer.local({
       type: 'supervise-control',
       line,
@@ -93,7 +100,7 @@ export class ControlDispatcher {
     if (ack.delivery === undefined) return;
     const delivery = await ack.delivery;
     await this.reporting.marks.delivery(ack.seq);
-    this.reporting.say(`controls line ${line}: ${control.type} (seq ${ack.seq}) ${delivery}`);
+    this.reporting.say(`${this.where(line)}: ${control.type} (seq ${ack.seq}) ${delivery}`);
     await this.reporting.writer.local({ type: 'supervise-delivery', line, control: control.type, seq: ack.seq, delivery });
   }
 }

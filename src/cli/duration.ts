@@ -12,6 +12,9 @@ export type DurationResult = { ok: true; ms: number } | { ok: false; reason: str
  * Zero is allowed only when `allowZero` (a zero grace means "signal at once").
  */
 export function parseDuration(text: string, allowZero: boolean): DurationResult {
+  if (/^-\d/.test(text.trim())) {
+    return { ok: false, reason: `"${text}" is invalid: a duration cannot be negative; write it like 1500ms, 90s, 10m or 1h` };
+  }
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
   if (match === null) {
     return { ok: false, reason: `"${text}" is not a duration; write it like 1500ms, 90s, 10m or 1h (a plain number is seconds)` };

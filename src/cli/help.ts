@@ -16,6 +16,20 @@ function section(title: string, rows: readonly HelpRow[]): string {
   return `${title}:\n${body.join('\n')}`;
 }
 
+/** What supervise prints (on stderr, exit 2) when it is run without any argument. */
+export function usageText(): string {
+  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+
+Usage:
+  supervise [options] -- <child command> [args...]
+
+Example:
+  supervise --task 'Inspect the README' -- fen --presenter rpc > answer.md
+
+Run 'supervise --help' for the options and exit codes.
+`;
+}
+
 export function helpText(): string {
   const exitCodes = EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
   return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.

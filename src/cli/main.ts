@@ -8,7 +8,7 @@ import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher } from './controls.js';
 import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
-import { helpText, packageVersion } from './help.js';
+import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from './output.js';
 import { formatElapsed, Progress, progressModeFor } from './progress.js';
 import { handleSignals } from './signals.js';
@@ -130,7 +130,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   const writer = createOutputWriter(options.output, stdout);
   const progress = new Progress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr);
   const marks = new EventMarks();
-  dispatcher = new ControlDispatcher(run, { say: (text) => progress.say(text), writer, marks });
+  const source = options.controls === '-' ? 'stdin' : (options.controls ?? 'controls');
+  dispatcher = new ControlDispatcher(run, { say: (text) => progress.say(text), source, writer, marks });
   progress.started(run.id, run.pid);
   run.on('state', (state) => progress.state(state));
 
@@ -160,6 +161,7 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   await dispatcher.settled();
   progress.stop();
   summarize(outcome, progress);
+  if (options.keepFiles) progress.say(`--keep-files: the run's control and event files are in ${run.channelDir}`);
   await writer.outcome(outcome);
 
   const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed });
@@ -174,6 +176,10 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
 export async function main(argv: readonly string[], streams: CliStreams): Promise<ExitCode> {
   try {
     const parsed = parseCommandLine(argv);
+    if (parsed.kind === 'usage') {
+      streams.stderr.write(usageText());
+      return EXIT.usage;
+    }
     if (parsed.kind === 'help') {
       await new Stdout(streams.stdout).write(helpText());
       return EXIT.done;

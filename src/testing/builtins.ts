@@ -1,8 +1,22 @@
 // The built-in scenarios of the fake child, by name.
 import type { BuiltinScenarioName, Scenario, TurnScript } from './scenario.js';
 
-const README_EXCERPT =
-  '# subvisor\nSpawn and supervise child AI agents over Fen\'s wire protocol: typed events, acknowledged controls, whole answers, no orphans.';
+/**
+ * What the demo's canned tools "find" in subvisor's own README: its first sentence and its section headings
+ * (test/docs.test.ts checks both against README.md, so the demo never says anything untrue about it).
+ */
+export const DEMO_README_OPENING = 'subvisor lets a parent process spawn and supervise child AI agents ("subagents").';
+export const DEMO_README_SECTIONS: readonly string[] = [
+  'Install',
+  'Quick start',
+  'The SDK',
+  'The CLI',
+  'The test kit',
+  'Examples',
+  'Documentation',
+  'Development',
+  'License',
+];
 
 /** A turn that answers its input at once. */
 const ECHO_TURN: TurnScript = { answer: { echo: true } };
@@ -27,8 +41,9 @@ const busyTurn = (ms: number): TurnScript => ({
 
 /**
  * What each built-in scenario does:
- * - `demo`: a realistic run. Turn 1 thinks, reads a file and greps it (tool calls with durations), pauses
- *   1.5 s mid-turn (a steer sent then is injected with its ref), then streams a good answer. A follow-up
+ * - `demo`: a realistic run of about two seconds. Turn 1 thinks, reads a file and greps it (tool calls with
+ *   durations), pauses 0.8 s mid-turn (a steer sent then is injected with its ref), then streams an answer that
+ *   acknowledges every steer injected before it. A follow-up
  *   (or a steer or prompt once ready) runs turn 2, which answers it. Finalize gives a tool-free summary.
  * - `echo`: answers each prompt, steer or follow-up by echoing it at once; stays in ready until close/cancel.
  * - `slow`: every turn takes about five seconds (thinking, a 2 s tool, streamed text and answer).
@@ -61,28 +76,35 @@ export const BUILTIN_SCENARIOS: Readonly<Record<BuiltinScenarioName, Scenario>> 
     turns: [
       {
         steps: [
-          { thinking: 'The user wants the README inspected. I will read it, then look for the key sections.', chunks: 6, ms: 300 },
-          { tool: 'read_file', arguments: { path: 'README.md' }, result: README_EXCERPT, durationMs: 250 },
-          { text: 'I have read the README. Checking the sections before answering. ', chunks: 4, ms: 200 },
-          { pause: 1500 },
-          { tool: 'grep', arguments: { pattern: '^## ', path: 'README.md' }, result: '## Install\n## Usage\n## Testing', durationMs: 200 },
+          { thinking: 'The user wants the README inspected. I will read it, then list its sections.', chunks: 6, ms: 200 },
+          { tool: 'read_file', arguments: { path: 'README.md' }, result: `# subvisor\n\n${DEMO_README_OPENING}`, durationMs: 150 },
+          { text: 'I have read the README. Listing its sections before answering. ', chunks: 4, ms: 150 },
+          { pause: 800 },
+          {
+            tool: 'grep',
+            arguments: { pattern: '^## ', path: 'README.md' },
+            result: DEMO_README_SECTIONS.map((section) => `## ${section}`).join('\n'),
+            durationMs: 150,
+          },
         ],
         answer:
-          'The README introduces subvisor, an SDK and CLI that spawns child AI agents and supervises them over ' +
-          "Fen's wire protocol. It has three sections: Install, Usage and Testing. The key promise: typed events, " +
-          'acknowledged controls, whole answers and no orphaned processes.',
+          "The README introduces subvisor, which spawns child AI agents and supervises them over Fen's wire protocol: " +
+          'typed events, acknowledged controls, whole answers and no orphaned processes. ' +
+          `Its sections: ${DEMO_README_SECTIONS.join(', ')}. ` +
+          "(A scripted answer from subvisor's fake child: no model ran.)",
         answerChunks: 6,
         answerMs: 300,
+        acknowledgeSteers: true,
       },
       {
         steps: [{ thinking: 'A follow-up on the same README.', chunks: 2, ms: 100 }],
-        answer: { echo: true, prefix: 'About "', suffix: '": the README covers it in the Usage section.' },
+        answer: { echo: true, prefix: 'On "', suffix: "\": a scripted follow-up answer from subvisor's fake child (no model ran)." },
         answerChunks: 3,
         answerMs: 150,
       },
     ],
     finalTurn: {
-      answer: 'Final answer: subvisor supervises child agents over Fen\'s wire protocol (summary written without tools).',
+      answer: "Final answer: subvisor supervises child agents over Fen's wire protocol (summary written without tools).",
       answerChunks: 3,
       answerMs: 150,
     },

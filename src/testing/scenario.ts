@@ -41,9 +41,19 @@ export interface TurnScript {
   /** How the answer is streamed: cut into `chunks` text deltas over `ms` before the final text. Default: no deltas. */
   answerChunks?: number;
   answerMs?: number;
+  /**
+   * Acknowledge steers: each steer injected before the answer is quoted in a sentence appended to the answer
+   * (streamed as one more delta when the answer is streamed), so the answer shows the steer reached the agent.
+   * Default false: the answer is exactly `answer`.
+   */
+  acknowledgeSteers?: boolean;
   /** `stop-reason` of the turn's `turn-complete` (and of `result` when it is the last turn). Default `"stop"`. */
   stopReason?: string;
-  /** The turn's usage. Default: `{ input, output, cache-read: 0, cache-write: 0, total-tokens }` estimated from text sizes. */
+  /**
+   * The turn's usage, reported once by the turn's last `llm-end` and its `turn-complete`. Default: estimated from
+   * text sizes, one model call per tool call plus the last: each call's `llm-end` carries
+   * `{ input, output, cache-read: 0, cache-write: 0, total-tokens }`, and `turn-complete` their sum.
+   */
   usage?: JsonObject;
 }
 

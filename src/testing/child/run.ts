@@ -21,7 +21,7 @@ import { Lifeline } from './lifeline.js';
 import { flood, GRANDCHILD_MAX_LIFE_MS, pointMatches, spawnGrandchild } from './misbehaviours.js';
 import { resultPayload } from './result.js';
 import { TranscriptWriter } from './transcript-writer.js';
-import { planTurn, sumUsage, turnUsage } from './turn-plan.js';
+import { callUsage, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
 import type { ActiveTurn, Op } from './turn-plan.js';
 
 const DEFAULT_MAX_LIFE_MS = 600_000;
@@ -292,16 +292,23 @@ export class FakeChildRun {
       next: 0,
       dueAt: Date.now(),
       outputBytes: 0,
+      callsUsage: {},
+      reportedOutputBytes: 0,
+      steered: [],
       interrupted: false,
     };
     this.events.emit('turn-started', { turn: this.turnCount });
     if (origin.kind === 'steer') this.events.emit('steering-injected', { text: input, ref: origin.ref });
     else if (origin.kind === 'follow-up') this.events.emit('follow-up-injected', { text: input, ref: origin.ref });
     else this.events.emit('user', { text: utf8Prefix(input, TRANSPORT_BOUNDS.stringBytes) });
-    const agent = this.config.scenario.agent ?? {};
-    this.events.emit('llm-start', { provider: agent.provider ?? 'fake', model: agent.model ?? 'fake-1' });
+    this.startModelCall();
     if (this.turnCount === 1) this.fire('turn-start');
     this.fire({ turn: this.turnCount });
+  }
+
+  private startModelCall(): void {
+    const agent = this.config.scenario.agent ?? {};
+    this.events.emit('llm-start', { provider: agent.provider ?? 'fake', model: agent.model ?? 'fake-1' });
   }
 
   /** Runs the turn's due steps; true when all its steps are done. */
@@ -326,6 +333,8 @@ export class FakeChildRun {
         turn.dueAt = Date.now() + op.ms;
         break;
       case 'tool-call':
+        // The model call that chose this tool ends here (with estimated usage, so the parent sees tokens grow).
+        if (turn.script.usage === undefined) this.events.emit('llm-end', { 'stop-reason': 'tool-use', usage: callUsage(turn) });
         turn.openTool = { name: op.name, id: op.id };
         this.events.emit('tool-call', { name: op.name, id: op.id, ...(op.arguments === undefined ? {} : { arguments: op.arguments }) });
         break;
@@ -339,16 +348,25 @@ export class FakeChildRun {
           'duration-seconds': op.durationMs / 1000,
           ...(op.result === undefined ? {} : { result: op.result }),
         });
+        if (turn.script.usage === undefined) this.startModelCall();
         break;
       case 'boundary':
         this.injectSteers(turn);
         break;
-      case 'answer':
-        turn.answer = op.text;
-        turn.outputBytes += Buffer.byteLength(op.text);
-        this.events.emit('assistant-text', { 'final?': true, 'content-index': 0, text: op.text });
+      case 'answer': {
+        let text = op.text;
+        if (turn.script.acknowledgeSteers === true && turn.steered.length > 0 && turn.answer === undefined) {
+          const acknowledgement = steerAcknowledgement(turn.steered);
+          // A streamed answer streams its acknowledgement too: the deltas always add up to the final text.
+          if ((turn.script.answerChunks ?? 0) > 0) this.events.emit('assistant-text-delta', { 'content-index': 0, delta: acknowledgement });
+          text += acknowledgement;
+        }
+        turn.answer = text;
+        turn.outputBytes += Buffer.byteLength(text);
+        this.events.emit('assistant-text', { 'final?': true, 'content-index': 0, text });
         this.events.emit('assistant-stream-end', { 'final?': true });
         break;
+      }
       case 'misbehave':
         this.act(op.actions);
         break;
@@ -360,7 +378,8 @@ export class FakeChildRun {
     if (this.steers.length === 0) return;
     const injected = this.steers.splice(0);
     for (const steer of injected) this.events.emit('steering-injected', { text: steer.text, ref: steer.seq });
-    if (turn.answer !== undefined) {
+    if (turn.answer === undefined) turn.steered.push(...injected.map((steer) => steer.text));
+    else {
       const extra = `Noted: ${injected.map((steer) => steer.text).join(' / ')}`;
       turn.ops.splice(turn.next, 0, { kind: 'answer', text: `${turn.answer}\n\n${extra}` }, { kind: 'boundary' });
     }
@@ -375,8 +394,14 @@ export class FakeChildRun {
       this.events.emit('tool-result', { name, 'is-error?': true, id, 'tool-call-id': id, result: 'cancelled' });
     }
     const stopReason = aborted ? 'aborted' : (turn.script.stopReason ?? 'stop');
-    const usage = turnUsage(turn);
-    this.events.emit('llm-end', { 'stop-reason': stopReason, usage });
+    let usage: JsonObject;
+    if (turn.script.usage !== undefined) {
+      usage = turn.script.usage;
+      this.events.emit('llm-end', { 'stop-reason': stopReason, usage });
+    } else {
+      this.events.emit('llm-end', { 'stop-reason': stopReason, usage: callUsage(turn) });
+      usage = turn.callsUsage;
+    }
     this.events.emit('turn-complete', { turn: turn.number, 'stop-reason': stopReason, usage });
     sumUsage(this.usage, usage);
     this.lastStopReason = stopReason;

@@ -27,6 +27,11 @@ export interface ActiveTurn {
   /** The tool call waiting for its result, paired with a cancelled result if the turn is interrupted. */
   openTool?: { name: string; id: string };
   outputBytes: number;
+  /** The usage of the model calls already ended by an `llm-end` (estimated usage only), and their output bytes. */
+  callsUsage: JsonObject;
+  reportedOutputBytes: number;
+  /** Texts of the steers injected before the answer (for `acknowledgeSteers`). */
+  steered: string[];
   answer?: string;
   /** Set when finalize interrupts the turn: it unwinds at the next yield. */
   interrupted: boolean;
@@ -95,12 +100,22 @@ export function planTurn(script: TurnScript, input: string, final: boolean, next
   return ops;
 }
 
-/** The usage a turn reports: the script's, or an estimate from the text sizes (about 4 bytes a token). */
-export function turnUsage(turn: ActiveTurn): JsonObject {
-  if (turn.script.usage !== undefined) return turn.script.usage;
-  const input = 100 + Math.ceil(Buffer.byteLength(turn.input) / 4);
-  const output = Math.ceil(turn.outputBytes / 4);
-  return { input, output, 'cache-read': 0, 'cache-write': 0, 'total-tokens': input + output };
+/**
+ * The estimated usage of the model call ending now (about 4 bytes a token): the first call reads the turn's
+ * input, every call reads what the turn wrote before it, and writes what the turn wrote since the last call.
+ */
+export function callUsage(turn: ActiveTurn): JsonObject {
+  const input = 100 + Math.ceil((Buffer.byteLength(turn.input) + turn.reportedOutputBytes) / 4);
+  const output = Math.ceil((turn.outputBytes - turn.reportedOutputBytes) / 4);
+  turn.reportedOutputBytes = turn.outputBytes;
+  const usage = { input, output, 'cache-read': 0, 'cache-write': 0, 'total-tokens': input + output };
+  sumUsage(turn.callsUsage, usage);
+  return usage;
+}
+
+/** The acknowledgement `acknowledgeSteers` appends to an answer. */
+export function steerAcknowledgement(steered: readonly string[]): string {
+  return `\n\nYour steer reached me mid-turn: ${steered.map((text) => JSON.stringify(text)).join(', ')}.`;
 }
 
 /** Adds the numbers of `add` into `into`, key by key (nested objects too). */
