@@ -6,6 +6,7 @@ import { displayDraft, passthrough, usageOf, withExtras } from './event-drafts.j
 import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
+import { MidTurnInputs } from './mid-turn-inputs.js';
 import { PromptDesk } from './prompt-desk.js';
 import type { AnswerQuestionCallback, ApproveCallback } from './prompts.js';
 import { BoundedText, describeEnd } from './session-io.js';
@@ -37,12 +38,6 @@ export interface ReplSessionOptions {
 /** How the last turn ended. */
 type TurnEnd = 'completed' | 'cancelled' | 'error';
 
-/** A text the driver holds back until fuseraft is idle: a follow-up (with its ref), or a prompt. */
-interface HeldInput {
-  ref: number | undefined;
-  text: string;
-}
-
 /**
  * The driver logic of one chat. The run state follows Fen's (state, control) table (`decide`), so
  * every control gets the Ack it would get from a Fen child in the same state; what the control does
@@ -58,6 +53,7 @@ export class ReplSession {
   readonly #options: ReplSessionOptions;
   readonly #desk: PromptDesk;
   readonly #interrupter: Interrupter;
+  readonly #inputs: MidTurnInputs;
 
   #state: RunState = 'starting';
   #nextRef = 1;
@@ -79,12 +75,6 @@ export class ReplSession {
   #answer: SessionAnswer | undefined;
   #usage: JsonObject | undefined;
 
-  /** Steers written mid-turn, waiting for an `interjection` status, oldest first. */
-  #steers: number[] = [];
-  /** Steers fuseraft carried over: injected when the next turn starts. */
-  #carried: number[] = [];
-  /** Follow-ups (and prompts) to send once fuseraft is idle, oldest first. */
-  #held: HeldInput[] = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = DEFAULT_FINALIZE_PROMPT;
   #cancelled = false;
@@ -98,6 +88,7 @@ export class ReplSession {
     this.#options = options;
     this.#turnText = new BoundedText(options.maxAnswerChars);
     this.#interrupter = new Interrupter(io, options.interruptGraceMs);
+    this.#inputs = new MidTurnInputs(facts);
     this.#desk = new PromptDesk(
       { protocol: 'fuseraft', approve: options.approve, answerQuestion: options.answerQuestion },
       { respond: (line) => this.#write(line), report: (draft) => facts.event(draft) },
@@ -207,15 +198,10 @@ export class ReplSession {
       return;
     }
     const requested = this.#awaitingTurn;
-    this.#openTurn(frame);
-    if (this.#startedBy !== undefined) this.#inject(this.#startedBy, 'follow-up-injected');
+    const startedBy = this.#startedBy;
     this.#startedBy = undefined;
-    // Steers fuseraft carried over start this turn; so do steers it gave no status for, when the turn
-    // is one fuseraft started by itself (it can only have started it for them).
-    const carried = requested ? this.#carried : [...this.#carried, ...this.#steers];
-    this.#carried = [];
-    if (!requested) this.#steers = [];
-    for (const ref of carried) this.#inject(ref, 'follow-up-injected');
+    this.#openTurn(frame);
+    this.#inputs.turnStarted(requested, startedBy);
   }
 
   #openTurn(frame: Frame | undefined): void {
@@ -281,8 +267,8 @@ export class ReplSession {
 
   /** Sends the oldest held input once fuseraft is idle and will not start a carried-over turn itself. */
   #sendHeld(): void {
-    if (this.#state !== 'ready' || this.#carried.length > 0 || this.#awaitingTurn) return;
-    const next = this.#held.shift();
+    if (this.#state !== 'ready' || this.#inputs.expectingCarriedTurn || this.#awaitingTurn) return;
+    const next = this.#inputs.nextHeld();
     if (next === undefined) return;
     this.#state = 'running';
     this.#startTurn(next.text, next.ref);
@@ -297,19 +283,7 @@ export class ReplSession {
 
   #onInterjection(frame: Frame): void {
     this.#facts.event(passthrough(frame));
-    const count = typeof frame['count'] === 'number' ? frame['count'] : 1;
-    const refs = this.#steers.splice(0, Math.max(0, Math.min(count, this.#steers.length)));
-    switch (frame['status']) {
-      case 'joined':
-        for (const ref of refs) this.#inject(ref, 'steering-injected');
-        break;
-      case 'carried':
-        this.#carried.push(...refs);
-        break;
-      case 'dropped':
-        this.#drop(refs, 'fuseraft dropped the mid-turn message');
-        break;
-    }
+    this.#inputs.interjection(frame['status'], frame['count']);
   }
 
   #onSessionEnd(frame: Frame): void {
@@ -329,17 +303,6 @@ export class ReplSession {
     this.#facts.ending();
   }
 
-  #inject(ref: number, type: 'steering-injected' | 'follow-up-injected'): void {
-    this.#facts.delivery(ref, 'injected');
-    this.#facts.event({ type, ref });
-  }
-
-  #drop(refs: number[], why: string): void {
-    if (refs.length === 0) return;
-    for (const ref of refs) this.#facts.delivery(ref, 'dropped');
-    this.#facts.event({ type: 'info', refs, summary: why });
-  }
-
   /* ---------------------------------------------------------------------------------------------- */
   /* Controls                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
@@ -355,9 +318,9 @@ export class ReplSession {
     switch (decision.action) {
       case 'start-turn': {
         const text = (control as { text: string }).text;
-        if (this.#carried.length > 0 || this.#awaitingTurn) {
+        if (this.#inputs.expectingCarriedTurn || this.#awaitingTurn) {
           // fuseraft is about to start a turn of its own: this text would become a mid-turn message.
-          this.#held.push({ ref: control.type === 'prompt' ? undefined : ref, text });
+          this.#inputs.hold({ ref: control.type === 'prompt' ? undefined : ref, text });
           return { ref, status: 'accepted' };
         }
         this.#startTurn(text, undefined);
@@ -365,10 +328,10 @@ export class ReplSession {
       }
       case 'queue-steer':
         this.#write({ type: 'user_input', text: (control as { text: string }).text });
-        this.#steers.push(ref);
+        this.#inputs.steerSent(ref);
         return { ref, status: 'accepted' };
       case 'queue-follow-up':
-        this.#held.push({ ref, text: (control as { text: string }).text });
+        this.#inputs.hold({ ref, text: (control as { text: string }).text });
         return { ref, status: 'accepted' };
       case 'start-final-turn':
         this.#finalize = 'final-turn';
@@ -378,11 +341,11 @@ export class ReplSession {
       case 'interrupt-turn':
         this.#finalize = 'interrupting';
         this.#finalNote = noteOf(control);
-        this.#dropHeld('the run is finalizing');
+        this.#inputs.dropHeld('the run is finalizing');
         this.#interrupter.interrupt(!this.#inputEnded);
         return { ref, status: 'accepted' };
       case 'close-after-turn':
-        this.#dropHeld('the run is closing');
+        this.#inputs.dropHeld('the run is closing');
         return { ref, status: 'accepted' };
       case 'finish':
         this.#endInput();
@@ -399,18 +362,9 @@ export class ReplSession {
   #cancel(): void {
     this.#cancelled = true;
     this.#desk.shutDown();
-    this.#dropHeld('the run was cancelled');
-    this.#drop([...this.#steers, ...this.#carried], 'the run was cancelled');
-    this.#steers = [];
-    this.#carried = [];
+    this.#inputs.dropAll('the run was cancelled');
     if (this.#turnOpen || this.#awaitingTurn) this.#interrupter.interrupt(!this.#inputEnded);
     this.#endInput();
-  }
-
-  #dropHeld(why: string): void {
-    const refs = this.#held.flatMap((held) => (held.ref === undefined ? [] : [held.ref]));
-    this.#held = [];
-    this.#drop(refs, `queued follow-ups dropped: ${why}`);
   }
 
   #startTurn(text: string, ref: number | undefined): void {
