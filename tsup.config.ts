@@ -7,6 +7,7 @@ export default defineConfig({
     'wire/index': 'src/wire/index.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
+    'testing/fake-fa': 'src/testing/fake-fa.ts',
     'cli/supervise': 'src/cli/supervise.ts',
   },
   format: ['esm'],

@@ -2,5 +2,6 @@
 export { spawnRun } from './run/spawn-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
-export type * from './run/types.js';
+export type * from './run/types/index.js';
+export type { ProtocolName } from './drivers/index.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';

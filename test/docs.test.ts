@@ -90,6 +90,7 @@ describe('blocks run by this test', () => {
   for (const [name, script] of [
     ['supervise', 'dist/cli/supervise.js'],
     ['subvisor-fake-child', 'dist/testing/fake-child.js'],
+    ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
   ] as const) {
     const path = join(bin, name);
     writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);

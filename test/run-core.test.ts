@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlRefusedError, spawnRun } from '../src/index.js';
-import { toRunEvent } from '../src/run/convert.js';
+import { toRunEvent } from '../src/drivers/fen/to-run-event.js';
 import { decode } from '../src/wire/index.js';
 import type { Run, RunEvent } from '../src/index.js';
 import { alivePids, fakeChild, waitUntilGone } from '../src/testing/index.js';

@@ -1,5 +1,5 @@
 // Sends the controls read from --controls to the run and reports each one's ack and delivery (stderr and events).
-import type { Ack, Run } from '../run/types.js';
+import type { Ack, Run } from '../run/types/index.js';
 import { describeControl, parseControlLine, type ControlRequest } from './control-line.js';
 import type { EventMarks } from './event-marks.js';
 import type { SplitLine } from './line-splitter.js';

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { spawnRun } from '../run/spawn-run.js';
-import type { Outcome, Run, RunEvent, RunOptions } from '../run/types.js';
+import type { Outcome, Run, RunEvent, RunOptions } from '../run/types/index.js';
 import { parseCommandLine, type CliOptions } from './args.js';
 import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher } from './controls.js';

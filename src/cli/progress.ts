@@ -1,7 +1,7 @@
 // Progress on stderr: a live status line on a terminal (log-update), plain one-line notes otherwise, or nothing with --quiet.
 import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
-import type { RunEvent } from '../run/types.js';
+import type { RunEvent } from '../run/types/index.js';
 import type { RunState } from '../wire/index.js';
 import { tokensOf } from './usage-tokens.js';
 

@@ -1,6 +1,6 @@
 // Hands run events to the iterators: the backlog for the first one, one queue each, and backpressure.
 import { EventQueue } from './event-queue.js';
-import type { RunEvent } from './types.js';
+import type { RunEvent } from './types/index.js';
 
 /**
  * Fans published events out to every attached iterator. Until the first iterator exists, events are

@@ -1,5 +1,5 @@
 // One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
-import type { RunEvent } from './types.js';
+import type { RunEvent } from './types/index.js';
 
 /** Past this many consumed entries the array is compacted, so a long run does not keep its history. */
 const COMPACT_AFTER = 1024;

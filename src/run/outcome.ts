@@ -1,8 +1,31 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
-import type { ExitEvent, JsonObject, ResultEvent } from '../wire/index.js';
-import type { Answer } from './answer.js';
+import type { JsonObject } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types.js';
+import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
+
+/** The answer part of an outcome, as a driver obtained it. */
+export interface Answer {
+  finalText?: string;
+  truncated: boolean;
+  truncationNote?: string;
+}
+
+/** How the child itself said the run ended (Fen's `exit` event, HEP's exit code...). */
+export interface ChildExit {
+  status: OutcomeStatus;
+  /** The child's own error text. */
+  error?: string;
+  /** A code the driver derived from the child's statement (e.g. HEP's exit 64: `usage-error`). Default `child-error`. */
+  code?: OutcomeErrorCode;
+}
+
+/** The answer and its metadata, reported once by the driver (Fen's `result`, HEP's last round). */
+export interface RunResult {
+  stopReason: string;
+  /** The protocol's own total usage; when absent the outcome sums the turns' usage. */
+  usage?: JsonObject;
+  answer: Promise<Answer>;
+}
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {
@@ -18,11 +41,12 @@ export interface FinalVerdict extends Verdict {
 
 export interface VerdictInputs {
   command: string;
-  exit: ProcessExit;
-  /** A fatal rejection seen on the event channel. */
+  /** How the process ended; undefined for a run without a process (the driver's peer went away). */
+  exit: ProcessExit | undefined;
+  /** A fatal protocol failure the driver reported. */
   protocolFailure: Verdict | undefined;
-  /** The child's `exit` event, if it wrote one. */
-  exitEvent: ExitEvent | undefined;
+  /** How the child said it ended, if it did. */
+  childExit: ChildExit | undefined;
   /** The parent's reason to end the run, if it had one. */
   parentVerdict: Verdict | undefined;
 }
@@ -34,8 +58,8 @@ export interface VerdictInputs {
  * that. Without an `exit` event the parent's reason stands, or else the crash is reported.
  */
 export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
-  const { exit, protocolFailure, exitEvent, parentVerdict } = inputs;
-  if (exit.spawnError !== undefined) {
+  const { exit, protocolFailure, childExit, parentVerdict } = inputs;
+  if (exit?.spawnError !== undefined) {
     const code = exit.spawnError.code === undefined ? '' : ` (${exit.spawnError.code})`;
     return {
       status: 'failed',
@@ -45,18 +69,21 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
     };
   }
   if (protocolFailure !== undefined) return { ...protocolFailure, fromChild: false };
-  if (exitEvent !== undefined) {
-    const status = exitEvent.status;
+  if (childExit !== undefined) {
+    const status = childExit.status;
     if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };
     const asked = parentVerdict?.status === status ? parentVerdict : undefined;
     return {
       status,
-      code: asked?.code ?? 'child-error',
-      error: exitEvent.error ?? asked?.error ?? `the child exited ${status}`,
+      code: asked?.code ?? childExit.code ?? 'child-error',
+      error: childExit.error ?? asked?.error ?? `the child exited ${status}`,
       fromChild: true,
     };
   }
   if (parentVerdict !== undefined) return { ...parentVerdict, fromChild: false };
+  if (exit === undefined) {
+    return { status: 'failed', code: 'no-exit-event', error: 'the connection to the child ended without an exit', fromChild: false };
+  }
   const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
   return { status: 'failed', code: 'no-exit-event', error: `the child ${how} without an exit event`, fromChild: false };
 }
@@ -66,7 +93,7 @@ export interface OutcomeInputs {
   verdict: FinalVerdict;
   report: ProcessReport;
   answer: Answer | undefined;
-  result: ResultEvent | undefined;
+  result: Omit<RunResult, 'answer'> | undefined;
   /** Usage summed from every turn-complete (used when the result has none). */
   turnUsage: JsonObject | undefined;
   turns: number;
@@ -103,7 +130,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
     outcome.truncated = true;
     outcome.truncationNote = 'the child exited done without sending a result';
   }
-  if (result !== undefined) outcome.stopReason = result['stop-reason'];
+  if (result !== undefined) outcome.stopReason = result.stopReason;
   const usage = result?.usage ?? inputs.turnUsage;
   if (usage !== undefined) outcome.usage = usage;
   return outcome;

@@ -1,10 +1,11 @@
-// spawnRun: validates the options, applies the defaults and starts a supervised run.
+// spawnRun: validates the options, applies the defaults and starts a supervised run with its protocol's driver.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { createSender } from '../wire/index.js';
-import { SupervisedRun } from './run.js';
-import type { ResolvedRunOptions } from './run.js';
-import type { Run, RunOptions } from './types.js';
+import { PROTOCOLS, protocolNamed } from '../drivers/index.js';
+import type { Protocol } from './driver.js';
+import type { ResolvedRunOptions } from './resolved-options.js';
+import { SupervisedRun } from './supervised-run.js';
+import type { Run, RunOptions } from './types/index.js';
 
 /** Defaults of the optional durations and sizes. */
 export const RUN_DEFAULTS = {
@@ -17,18 +18,32 @@ export const RUN_DEFAULTS = {
 } as const;
 
 /**
- * Starts a child agent over Fen's wire protocol and supervises it until its whole process tree is
- * gone. See {@link RunOptions} and {@link Run}.
+ * Starts a child agent over its protocol (`options.protocol`, Fen's wire protocol by default) and
+ * supervises it until its whole process tree is gone. See {@link RunOptions} and {@link Run}.
  *
  * Throws synchronously (a `TypeError` or `RangeError`) only on invalid options, before anything is
  * started. Every later failure, including a command that cannot be spawned (`outcome.spawnFailed`),
  * ends up in `run.outcome`, which never rejects.
  */
 export function spawnRun(options: RunOptions): Run {
-  return new SupervisedRun(resolveOptions(options));
+  const protocol = protocolOf(options);
+  const resolved = resolveOptions(options);
+  protocol.validate(resolved);
+  return new SupervisedRun(resolved, protocol);
 }
 
-function resolveOptions(options: RunOptions): ResolvedRunOptions {
+function protocolOf(options: RunOptions): Protocol {
+  if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
+  const name = options.protocol ?? 'fen';
+  const protocol = typeof name === 'string' ? protocolNamed(name) : undefined;
+  if (protocol === undefined) {
+    throw new TypeError(`options.protocol must be one of ${Object.keys(PROTOCOLS).map((known) => `'${known}'`).join(', ')}`);
+  }
+  return protocol;
+}
+
+/** Applies the defaults and checks the options every protocol shares. */
+export function resolveOptions(options: RunOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
   const { command } = options;
   if (typeof command !== 'string' || command === '') throw new TypeError('options.command must be a non-empty string');
@@ -39,11 +54,7 @@ function resolveOptions(options: RunOptions): ResolvedRunOptions {
   const runId = options.runId ?? randomUUID();
   if (typeof runId !== 'string' || runId === '') throw new TypeError('options.runId must be a non-empty string');
   const task = options.task;
-  if (task !== undefined) {
-    if (typeof task !== 'string') throw new TypeError('options.task must be a string');
-    const encoded = createSender('control', runId).next('prompt', { text: task });
-    if (!encoded.ok) throw new RangeError(`options.task cannot be sent as a prompt: ${encoded.rejection.reason}`);
-  }
+  if (task !== undefined && typeof task !== 'string') throw new TypeError('options.task must be a string');
   if (options.timeoutMs !== undefined && options.deadline !== undefined) {
     throw new TypeError('pass either options.timeoutMs or options.deadline, not both');
   }
@@ -66,6 +77,7 @@ function resolveOptions(options: RunOptions): ResolvedRunOptions {
     throw new TypeError('options.signal must be an AbortSignal');
   }
   return {
+    protocol: options.protocol ?? 'fen',
     command,
     args,
     task,

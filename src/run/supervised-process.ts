@@ -1,9 +1,10 @@
 // Spawns one child as a process-group leader and owns its life: exit detection, output tail, kill ladder.
 import { existsSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
-import type { KillStep } from './types.js';
+import type { KillStep } from './types/index.js';
 
 export interface SupervisedProcessOptions {
   command: string;
@@ -11,6 +12,13 @@ export interface SupervisedProcessOptions {
   cwd?: string;
   /** The complete environment of the child (nothing is merged in). */
   env: Record<string, string>;
+  /** `ignore` (default): stdin is /dev/null. `pipe`: {@link SupervisedProcess.stdin} is writable. */
+  stdin?: 'ignore' | 'pipe';
+  /**
+   * `tail` (default): stdout is kept in the tail and passed to `onOutput` like stderr. `driver`: stdout
+   * is left to the reader of {@link SupervisedProcess.stdout}; only stderr is tailed.
+   */
+  stdout?: 'tail' | 'driver';
   /** Grace at each step of the kill ladder. */
   killGraceMs: number;
   /**
@@ -18,7 +26,7 @@ export interface SupervisedProcessOptions {
    * which finds them even after they left the group and their parent died.
    */
   marker?: string;
-  /** Bytes of combined stdout/stderr kept. */
+  /** Bytes of combined stdout/stderr (stderr only with `stdout: 'driver'`) kept. */
   outputTailBytes: number;
   /** Each chunk of stdout/stderr as it arrives (raw bytes; the receiver decodes only when it needs text). */
   onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
@@ -53,11 +61,12 @@ const AFTER_KILL_WAIT_MS = 5000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * One child process, started with no shell, stdin closed, as the leader of its own process group,
- * with unbuffered pipes of which only a bounded tail is kept. Knows nothing about the wire protocol.
+ * One child process, started with no shell, stdin closed (or a pipe), as the leader of its own process
+ * group, with unbuffered pipes of which only a bounded tail is kept (stdout may go to a driver instead).
+ * Knows nothing about any protocol.
  *
  * `reaped` resolves once the root exited and no process of its tree is left: when something of the
- * tree survives the root (or `backstop()` is called), the kill ladder runs: wait `killGraceMs`,
+ * tree survives the root (or `startKillLadder()` is called), the kill ladder runs: wait `killGraceMs`,
  * SIGTERM the group and every known descendant, wait again, SIGKILL them all.
  */
 export class SupervisedProcess {
@@ -66,6 +75,10 @@ export class SupervisedProcess {
   readonly exited: Promise<ProcessExit>;
   /** Resolves once the whole tree is gone (or SIGKILL was sent and the wait ran out). Never rejects. */
   readonly reaped: Promise<ProcessReport>;
+  /** The child's stdin, with `stdin: 'pipe'` (write errors such as EPIPE are the writer's to handle). */
+  readonly stdin: Writable | undefined;
+  /** The child's stdout, with `stdout: 'driver'`. */
+  readonly stdout: Readable | undefined;
 
   readonly #options: SupervisedProcessOptions;
   readonly #tree: ProcessTree | undefined;
@@ -73,7 +86,7 @@ export class SupervisedProcess {
   readonly #output: Buffer[] = [];
   #outputBytes = 0;
   #exit: ProcessExit | undefined;
-  /** The ladder started by `backstop()`; `hurry()` may run a faster one beside it. */
+  /** The ladder started by `startKillLadder()`; `hurry()` may run a faster one beside it. */
   #ladder: Promise<void> | undefined;
   #hurried = false;
   readonly #ladders = new Set<Promise<void>>();
@@ -92,7 +105,7 @@ export class SupervisedProcess {
         extendEnv: false,
         shell: false,
         detached: true,
-        stdin: 'ignore',
+        stdin: options.stdin ?? 'ignore',
         stdout: 'pipe',
         stderr: 'pipe',
         buffer: false,
@@ -117,9 +130,13 @@ export class SupervisedProcess {
         }
       });
       subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
-      subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
+      if (options.stdout !== 'driver') subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
       subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
+      // A child that exits while we write must not crash the parent: the writer sees the failed write.
+      subprocess.stdin?.on('error', () => undefined);
     }
+    this.stdin = options.stdin === 'pipe' ? (subprocess?.stdin ?? undefined) : undefined;
+    this.stdout = options.stdout === 'driver' ? (subprocess?.stdout ?? undefined) : undefined;
     this.#tree = this.pid === undefined ? undefined : new ProcessTree(this.pid, options.marker);
     if (this.#tree !== undefined) watchTree(this.#tree);
     this.reaped = this.exited.then((exit) => this.#reap(exit));
@@ -134,7 +151,7 @@ export class SupervisedProcess {
    * Starts the kill ladder unless it runs already: wait `killGraceMs` for the tree to go by itself
    * (skipped when `immediate`), SIGTERM, wait again, SIGKILL. Idempotent.
    */
-  backstop(immediate = false): void {
+  startKillLadder(immediate = false): void {
     if (this.#tree === undefined || this.#ladder !== undefined) return;
     this.#ladder = this.#startLadder(this.#tree, immediate ? 0 : this.#options.killGraceMs, this.#options.killGraceMs);
   }
@@ -144,6 +161,16 @@ export class SupervisedProcess {
     if (this.#tree === undefined || this.#hurried) return;
     this.#hurried = true;
     this.#startLadder(this.#tree, graceMs, graceMs);
+  }
+
+  /** Sends `signal` to the root process only (a protocol's own stop signal, e.g. SIGINT); false when it is not running. */
+  signal(signal: NodeJS.Signals): boolean {
+    if (!this.running || this.pid === undefined) return false;
+    try {
+      return process.kill(this.pid, signal);
+    } catch {
+      return false;
+    }
   }
 
   /** Synchronously SIGKILLs the group and every known descendant (for the parent's 'exit' handler). */
@@ -192,11 +219,12 @@ export class SupervisedProcess {
   async #reap(exit: ProcessExit): Promise<ProcessReport> {
     if (this.#tree !== undefined) {
       // A grandchild may survive the root (lingering, ignoring signals, or in its own session).
-      if (this.#ladder === undefined && this.#tree.alive().length > 0) this.backstop();
+      if (this.#ladder === undefined && this.#tree.alive().length > 0) this.startKillLadder();
       while (this.#ladders.size > 0) await Promise.all(this.#ladders);
       unwatchTree(this.#tree);
     }
     // Drop the pipes: a surviving holder must not keep this process alive or feed the tail.
+    this.#subprocess?.stdin?.destroy();
     this.#subprocess?.stdout?.destroy();
     this.#subprocess?.stderr?.destroy();
     return {

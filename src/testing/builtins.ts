@@ -59,7 +59,7 @@ const busyTurn = (ms: number): TurnScript => ({
  *   payload between good events, then answers normally.
  * - `grandchildren`: turn 1 spawns two grandchildren that ignore SIGTERM (one in the child's process group,
  *   one in its own session), the child ignores SIGTERM and cancel, and the turn takes 30 s.
- * - `linger`: echoes, but stays alive (ignoring SIGTERM) after its `exit` event until killed.
+ * - `linger`: echoes, but stays alive after its `exit` event until killed (it ignores SIGTERM throughout).
  * - `no-result`: echoes, but ends with `exit done` and no `result`.
  * - `version-mismatch`: turn 1 writes an event with `v: 2`, then goes on as if nothing happened.
  * - `foreign-run`: turn 1 writes a valid event for another run id, then goes on.
@@ -175,7 +175,10 @@ export const BUILTIN_SCENARIOS: Readonly<Record<BuiltinScenarioName, Scenario>> 
   linger: {
     name: 'linger',
     turns: [ECHO_TURN],
-    misbehaviours: [{ at: 'after-exit', do: ['ignore-sigterm', { linger: {} }] }],
+    // SIGTERM is ignored from the start: a parent that reads `exit` and signals at once must not win a race
+    // against a handler installed only after the event was written.
+    ignore: ['sigterm'],
+    misbehaviours: [{ at: 'after-exit', do: { linger: {} } }],
   },
   'no-result': { name: 'no-result', turns: [ECHO_TURN], misbehaviours: [{ at: 'before-result', do: 'skip-result' }] },
   'version-mismatch': {

@@ -1,10 +1,5 @@
-// Public entry of subvisor/testing: fakeChild() (command, args and env of a scripted fake child) and helpers.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { FAKE_TOKEN_ENV, liveFakeProcesses } from './liveness.js';
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), their scenarios, transcripts and liveness helpers.
+import { builtScript, latestTranscript, prepareFakeProcess } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
 import { isBuiltinScenarioName } from './scenario.js';
@@ -18,6 +13,13 @@ export { isAlive, descendantsOf, liveTree, liveFakeProcesses, alivePids, waitUnt
 export { BUILTIN_SCENARIOS } from './builtins.js';
 export { CHILD_ENV } from './child-env.js';
 export { expandText, utf8Prefix } from './text.js';
+export { fakeFa } from './fa/kit.js';
+export type { FakeFa, FakeFaOptions } from './fa/kit.js';
+export * from './fa/scenario.js';
+export type * from './fa/transcript.js';
+export { readFaTranscript } from './fa/transcript.js';
+export { FA_BUILTIN_SCENARIOS } from './fa/builtins.js';
+export { hepArgsSummary, hepBound, HEP_TOOL_RESULT_CAP, HEP_FULL_ARGS_CAP } from './fa/frames.js';
 
 export interface FakeChildOptions {
   /** Tick while a turn runs, in ms. Default 30 (Fen's cadence); tests may go much lower. */
@@ -54,66 +56,10 @@ export interface FakeChild {
   [Symbol.dispose](): void;
 }
 
-/** Temp directories made by the kit in this process and not yet cleaned up. */
-const liveDirs = new Set<string>();
-
-function removeLiveDirs(): void {
-  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
-  liveDirs.clear();
-}
-
-/**
- * Leftovers are removed when the process exits. An 'exit' listener holds no handle, and it is registered
- * only while the kit has temp dirs, so nothing of the kit stays on the process after cleanup. (No signal
- * handlers: they would change how the host process dies; a process killed by a signal keeps its leftovers.)
- */
-function trackDir(dir: string): void {
-  if (liveDirs.size === 0) process.on('exit', removeLiveDirs);
-  liveDirs.add(dir);
-}
-
-function untrackDir(dir: string): void {
-  if (!liveDirs.delete(dir)) return;
-  if (liveDirs.size === 0) process.removeListener('exit', removeLiveDirs);
-}
-
-let cachedScript: string | undefined;
-
-/**
- * The built child script. Walks up from this module (a shared chunk in dist/, or src/testing/ under
- * vitest) to the package root, the directory whose package.json is named `subvisor`.
- */
+/** The built Fen fake child script (`dist/testing/fake-child.js`). */
 export function fakeChildScript(): string {
-  if (cachedScript !== undefined) return cachedScript;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest)) {
-      try {
-        const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown };
-        if (parsed.name === 'subvisor') {
-          cachedScript = join(dir, 'dist', 'testing', 'fake-child.js');
-          if (!existsSync(cachedScript)) {
-            throw new Error(`subvisor/testing: ${cachedScript} is missing; build the package first (npx tsup)`);
-          }
-          return cachedScript;
-        }
-      } catch (error) {
-        if (error instanceof SyntaxError) {
-          // An unreadable manifest is not ours: keep walking up.
-        } else {
-          throw error;
-        }
-      }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('subvisor/testing: cannot find the subvisor package root');
-    dir = parent;
-  }
+  return builtScript('fake-child.js');
 }
-
-/** Scenarios up to this size travel inline in the environment; bigger ones go to a private temp file. */
-const INLINE_SCENARIO_BYTES = 32 * 1024;
 
 /**
  * Describes a fake child running `scenario` (a built-in name or a {@link Scenario}). Nothing is spawned:
@@ -122,67 +68,27 @@ const INLINE_SCENARIO_BYTES = 32 * 1024;
  */
 export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: FakeChildOptions = {}): FakeChild {
   const script = fakeChildScript();
-  const token = randomBytes(8).toString('hex');
-  const env: Record<string, string> = { [FAKE_TOKEN_ENV]: token, [CHILD_ENV.ownerPid]: String(process.pid) };
+  const transcriptsOn = options.transcript ?? true;
+  const env: Record<string, string> = {};
   if (options.turnTickMs !== undefined) env[CHILD_ENV.turnTickMs] = String(options.turnTickMs);
   if (options.idleTickMs !== undefined) env[CHILD_ENV.idleTickMs] = String(options.idleTickMs);
-
-  let dir: string | undefined;
-  const privateDir = (): string => {
-    if (dir === undefined) {
-      dir = mkdtempSync(join(tmpdir(), 'subvisor-fake-'));
-      trackDir(dir);
-    }
-    return dir;
-  };
-
-  let reference: string;
-  if (typeof scenario === 'string') {
-    if (!isBuiltinScenarioName(scenario)) throw new Error(`subvisor/testing: unknown built-in scenario ${JSON.stringify(scenario)}`);
-    reference = scenario;
-  } else {
-    const json = JSON.stringify(scenario);
-    if (Buffer.byteLength(json) <= INLINE_SCENARIO_BYTES) {
-      env[CHILD_ENV.scenario] = json;
-      reference = 'env';
-    } else {
-      reference = join(privateDir(), 'scenario.json');
-      writeFileSync(reference, json, { mode: 0o600 });
-    }
-  }
-  const transcriptsOn = options.transcript ?? true;
-  if (transcriptsOn) env[CHILD_ENV.transcriptDir] = privateDir();
-  Object.assign(env, options.env);
-
-  const transcriptFiles = (): string[] => {
-    if (!transcriptsOn || dir === undefined || !existsSync(dir)) return [];
-    return readdirSync(dir)
-      .filter((name) => name.startsWith('transcript-') && name.endsWith('.jsonl'))
-      .sort()
-      .map((name) => join(dir as string, name));
-  };
-
-  const cleanup = (): void => {
-    if (dir === undefined) return;
-    rmSync(dir, { recursive: true, force: true });
-    untrackDir(dir);
-  };
-
+  const fake = prepareFakeProcess({
+    scenario,
+    isBuiltin: isBuiltinScenarioName,
+    transcript: transcriptsOn,
+    env: { ...env, ...options.env },
+  });
   return {
     command: process.execPath,
-    args: [script, reference],
-    env,
-    token,
-    transcripts: () => transcriptFiles().map(readTranscript),
-    transcript() {
-      if (!transcriptsOn) throw new Error('subvisor/testing: this fake child was made with transcript: false');
-      const files = transcriptFiles();
-      const last = files[files.length - 1];
-      if (last === undefined) throw new Error('subvisor/testing: no fake child has started from this fakeChild() yet');
-      return readTranscript(last);
-    },
-    livePids: () => liveFakeProcesses(token),
-    cleanup,
-    [Symbol.dispose]: cleanup,
+    args: [script, fake.reference],
+    env: fake.env,
+    token: fake.token,
+    transcripts: () => fake.transcriptFiles().map(readTranscript),
+    transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readTranscript, 'fake child'),
+    livePids: fake.livePids,
+    cleanup: fake.cleanup,
+    [Symbol.dispose]: fake.cleanup,
   };
 }
+export { createInMemoryRun } from './in-memory.js';
+export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';

@@ -1,5 +1,5 @@
 // The fake child's transcript: what it saw and did, written as JSONL by the child and read back by the kit.
-import { readFileSync } from 'node:fs';
+import { readTranscriptFile } from './kit.js';
 import type { JsonObject, Rejection, RunState, WireControl } from '../wire/index.js';
 
 /** A control line the child read, what it made of it, and the ack it sent. */
@@ -94,25 +94,7 @@ export interface TranscriptHeader {
 
 /** Parses a transcript file; a torn last line (the child was killed mid-write) is ignored. */
 export function readTranscript(path: string): ChildTranscript {
-  const text = readFileSync(path, 'utf8');
-  let pid = 0;
-  let scenario = 'custom';
-  const entries: TranscriptEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    let parsed: TranscriptEntry | TranscriptHeader;
-    try {
-      parsed = JSON.parse(line) as TranscriptEntry | TranscriptHeader;
-    } catch {
-      continue;
-    }
-    if (parsed.kind === 'header') {
-      pid = parsed.pid;
-      scenario = parsed.scenario;
-    } else {
-      entries.push(parsed);
-    }
-  }
+  const { pid, scenario, entries } = readTranscriptFile<TranscriptEntry>(path);
   return summarise(pid, scenario, entries);
 }
 

@@ -1,9 +1,9 @@
 // The fake child's configuration: the scenario reference and the FEN_WIRE_* / SUBVISOR_FAKE_* environment.
-import { readFileSync } from 'node:fs';
 import { BUILTIN_SCENARIOS } from '../builtins.js';
 import { CHILD_ENV } from '../child-env.js';
 import { isBuiltinScenarioName } from '../scenario.js';
 import type { Scenario } from '../scenario.js';
+import { isJsonObject, loadScenarioObject, scenarioLabel } from '../process/scenario-source.js';
 
 export const USAGE = `usage: subvisor-fake-child [scenario]
   scenario: a built-in name (${Object.keys(BUILTIN_SCENARIOS).join(', ')}),
@@ -42,35 +42,14 @@ function nonNegativeNumber(value: string | undefined): number | undefined {
 
 export function loadScenario(reference: string): { scenario: Scenario; name: string } {
   if (isBuiltinScenarioName(reference)) return { scenario: BUILTIN_SCENARIOS[reference], name: reference };
-  let json: string;
-  if (reference === 'env') {
-    const inline = process.env[CHILD_ENV.scenario];
-    if (inline === undefined) throw new UsageError(`scenario "env" needs $${CHILD_ENV.scenario}`);
-    json = inline;
-  } else if (reference.includes('/') || reference.endsWith('.json')) {
-    try {
-      json = readFileSync(reference, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read scenario file ${reference}: ${(error as Error).message}`);
-    }
-  } else {
-    throw new UsageError(`unknown scenario "${reference}"`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch (error) {
-    throw new UsageError(`scenario is not JSON: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('a scenario must be a JSON object');
-  const problems = scenarioProblems(parsed as Record<string, unknown>);
+  const parsed = loadScenarioObject(reference, (message) => new UsageError(message));
+  const problems = scenarioProblems(parsed);
   if (problems.length > 0) throw new UsageError(`invalid scenario: ${problems.join('; ')}`);
   const scenario = parsed as Scenario;
-  return { scenario, name: typeof scenario.name === 'string' ? scenario.name : 'custom' };
+  return { scenario, name: scenarioLabel(scenario) };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = isJsonObject;
 const STEP_KINDS = ['thinking', 'text', 'tool', 'pause', 'misbehave'];
 
 /** A structural check of a scenario from JSON, so a malformed one is refused with a reason, not a crash mid-run. */

@@ -12,15 +12,16 @@ import {
 import type { ExitStatus, InternalEvent, JsonObject, JsonValue, Rejection, RunState, WireControl } from '../../wire/index.js';
 import type { Ignorable, Misbehaviour, MisbehaviourAction, MisbehaviourPoint, TurnScript } from '../scenario.js';
 import { utf8Prefix } from '../text.js';
-import type { TranscriptControl } from '../transcript.js';
+import type { TranscriptControl, TranscriptEntry } from '../transcript.js';
 import type { ChildConfig } from './config.js';
 import { ControlReader } from './control-reader.js';
 import type { ControlItem } from './control-reader.js';
 import { EventWriter } from './event-writer.js';
-import { Lifeline } from './lifeline.js';
-import { flood, GRANDCHILD_MAX_LIFE_MS, pointMatches, spawnGrandchild } from './misbehaviours.js';
+import { GRANDCHILD_MAX_LIFE_MS, spawnGrandchild } from '../process/grandchild.js';
+import { Lifeline } from '../process/lifeline.js';
+import { TranscriptWriter } from '../process/transcript-writer.js';
+import { flood, pointMatches } from './misbehaviours.js';
 import { resultPayload } from './result.js';
-import { TranscriptWriter } from './transcript-writer.js';
 import { callUsage, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
 import type { ActiveTurn, Op } from './turn-plan.js';
 
@@ -36,7 +37,7 @@ type TurnOrigin = { kind: 'prompt' | 'final' } | { kind: 'steer' | 'follow-up'; 
 export class FakeChildRun {
   private state: RunState = 'starting';
   private readonly lifeline: Lifeline;
-  private readonly transcript: TranscriptWriter;
+  private readonly transcript: TranscriptWriter<TranscriptEntry>;
   private readonly events: EventWriter;
   private readonly controls: ControlReader;
   private readonly receiver = createReceiver('control');

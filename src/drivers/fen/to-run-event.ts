@@ -1,6 +1,6 @@
 // Converts decoded wire events (kebab-case keys) into the camelCase RunEvent objects users see.
-import type { WireEvent } from '../wire/index.js';
-import type { RunEvent } from './types.js';
+import type { WireEvent } from '../../wire/index.js';
+import type { RunEvent } from '../../run/types/index.js';
 
 const keyCache = new Map<string, string>();
 /** Top-level key -> the name it gets in a RunEvent (camelCase, unless that would be an envelope key). */

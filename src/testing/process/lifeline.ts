@@ -1,4 +1,4 @@
-// The fake child's lifelines: parent death, the safety cap, and a blocking sleep that still watches the parent.
+// Every fake program's lifelines: parent death, the safety cap, a blocking sleep and a watcher that notice them.
 
 /** How often a blocking sleep looks up to check that the parent is still there. */
 const SLEEP_SLICE_MS = 50;
@@ -56,5 +56,20 @@ export class Lifeline {
       if (this.parentGone()) return false;
     }
     return true;
+  }
+
+  /**
+   * For programs driven by the event loop (fa, fuseraft): checks both lifelines every `intervalMs` and calls
+   * `gone` once with the reason. The timer is unref'd, so it never keeps a finished program alive. Returns a stop.
+   */
+  watch(gone: (reason: string) => void, intervalMs = 100): () => void {
+    const timer = setInterval(() => {
+      const reason = this.parentGone() ? 'parent process died' : this.expired() ? 'fake safety cap (maxLifeMs) reached' : undefined;
+      if (reason === undefined) return;
+      clearInterval(timer);
+      gone(reason);
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 }

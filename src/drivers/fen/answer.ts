@@ -1,14 +1,8 @@
-// Builds the run's answer from its result: the inline text, or the untrusted final-text-path file, and usage.
+// Fen's answer: the result's inline text, or the untrusted final-text-path file it names.
 import { constants } from 'node:fs';
 import { lstat, open, unlink } from 'node:fs/promises';
-import type { JsonObject, JsonValue, ResultEvent } from '../wire/index.js';
-
-/** The answer part of an outcome. */
-export interface Answer {
-  finalText?: string;
-  truncated: boolean;
-  truncationNote?: string;
-}
+import type { Answer } from '../../run/outcome.js';
+import type { ResultEvent } from '../../wire/index.js';
 
 /**
  * Reads the answer of a `result` event. `final-text` is the answer unless `final-text-path` names a
@@ -90,25 +84,4 @@ async function readAnswerFile(path: string, maxBytes: number): Promise<FileRead>
   } finally {
     await handle?.close().catch(() => undefined);
   }
-}
-
-/** Adds the numeric fields of `usage` into `total` (nested objects recursively); other values are kept from the first. */
-export function addUsage(total: JsonObject, usage: JsonObject): void {
-  for (const [key, value] of Object.entries(usage)) {
-    if (key === '__proto__') continue;
-    const current = total[key];
-    if (typeof value === 'number' && Number.isFinite(value)) {
-      total[key] = (typeof current === 'number' ? current : 0) + value;
-    } else if (isObject(value)) {
-      const nested: JsonObject = isObject(current) ? current : {};
-      addUsage(nested, value);
-      total[key] = nested;
-    } else if (current === undefined) {
-      total[key] = value;
-    }
-  }
-}
-
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

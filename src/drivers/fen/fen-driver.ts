@@ -1,0 +1,198 @@
+// Fen's driver: the private channel directory and FEN_WIRE_* env, control lines, and event lines read into run facts.
+import {
+  channelEnv,
+  ControlWriter,
+  createRunDirectory,
+  EventReader,
+  removeRunDirectory,
+} from '../../channel/index.js';
+import type { ControlPayload, ReaderRejection, RunDirectory } from '../../channel/index.js';
+import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
+import type { ResolvedRunOptions } from '../../run/resolved-options.js';
+import type { OutcomeErrorCode, RejectedEvent } from '../../run/types/index.js';
+import { createSender } from '../../wire/index.js';
+import type { WireControlType, WireEvent } from '../../wire/index.js';
+import { readAnswer } from './answer.js';
+import { toRunEvent } from './to-run-event.js';
+
+/** Outcome codes of the fatal rejections of the event channel. */
+const PROTOCOL_FAILURE_CODES: Record<string, OutcomeErrorCode> = {
+  'version-mismatch': 'version-mismatch',
+  'foreign-run': 'foreign-run',
+  'event-file-truncated': 'event-file-truncated',
+  'read-error': 'channel-error',
+};
+
+/**
+ * A Fen child (`--presenter rpc`): controls are appended to the control file, events are tailed from
+ * the event file, both in a private run directory named by `FEN_WIRE_*`. stdin is closed and stdout
+ * joins stderr in the output tail. The answer is the result's text or its `final-text-path` file.
+ */
+export class FenDriver implements Driver {
+  readonly closeWhenIdle = true;
+  readonly #context: DriverContext;
+  #directory: RunDirectory | undefined;
+  #writer: ControlWriter | undefined;
+  #reader: EventReader | undefined;
+  #resultSeen = false;
+
+  constructor(context: DriverContext) {
+    this.#context = context;
+  }
+
+  get channelDir(): string {
+    return this.#directory?.dir ?? '';
+  }
+
+  launch(): Launch {
+    const { options, runId } = this.#context;
+    let directory: RunDirectory | undefined;
+    try {
+      directory = createRunDirectory(options.stateDir, { keep: options.keepFiles });
+      this.#directory = directory;
+      this.#writer = new ControlWriter(directory.controlPath, runId);
+      let taskRef: number | undefined;
+      if (options.task !== undefined) {
+        const sent = this.#writer.send('prompt', { text: options.task });
+        if (!sent.ok) throw new Error('rejection' in sent ? sent.rejection.reason : sent.reason);
+        taskRef = sent.seq;
+      }
+      this.#reader = new EventReader(
+        directory.eventPath,
+        runId,
+        {
+          event: (event) => this.#onWireEvent(event),
+          rejected: (rejection) => this.#onRejected(rejection),
+        },
+        { shouldPause: () => this.#context.shouldPause() },
+      );
+      this.#reader.start();
+      return {
+        process: {
+          command: options.command,
+          args: options.args,
+          env: channelEnv(directory, runId, options.deadlineMs),
+          stdin: 'ignore',
+          stdout: 'tail',
+        },
+        ...(taskRef === undefined ? {} : { taskRef }),
+      };
+    } catch (error) {
+      this.#writer?.close();
+      this.#reader?.close();
+      if (directory !== undefined) removeRunDirectory(directory.dir);
+      this.#directory = undefined;
+      throw new Error(`could not set up the run directory under ${options.stateDir}: ${(error as Error).message}`);
+    }
+  }
+
+  attach(): void {
+    // Fen's channel is the run directory, already open: the pipes are only tailed.
+  }
+
+  send(control: Control): SendOutcome {
+    const writer = this.#writer;
+    if (writer === undefined) return { kind: 'broken', reason: 'the control channel is closed' };
+    const { type, ...payload } = control;
+    const sent = writer.send(type, payload as ControlPayload<WireControlType>);
+    if (sent.ok) return { kind: 'sent', ref: sent.seq };
+    if ('rejection' in sent) {
+      return { kind: 'refused', code: sent.rejection.code === 'too-large' ? 'too-large' : 'invalid', reason: sent.rejection.reason };
+    }
+    return { kind: 'broken', reason: sent.reason };
+  }
+
+  resume(): void {
+    this.#reader?.drain();
+  }
+
+  finish(): void {
+    // Everything the child wrote before it died is still in the file: read it all.
+    this.#reader?.finish();
+    this.#writer?.close();
+  }
+
+  disconnect(): void {
+    // Never called: a Fen run always has a process.
+  }
+
+  dispose(): void {
+    this.#writer?.close();
+    this.#reader?.close();
+    if (this.#directory !== undefined && !this.#context.options.keepFiles) removeRunDirectory(this.#directory.dir);
+  }
+
+  /** One event line: the facts it carries first, then the event itself (which settles what the facts answered). */
+  #onWireEvent(event: WireEvent): void {
+    const sink = this.#context.sink;
+    switch (event.type) {
+      case 'ready':
+        sink.ready();
+        break;
+      case 'control-ack':
+        // A rejection of a line with no usable seq names no control of ours.
+        if (event.ref !== undefined) sink.ack(event.ref, event.status, event.reason);
+        break;
+      case 'steering-injected':
+      case 'follow-up-injected':
+        if (event.ref !== undefined) sink.delivery(event.ref, 'injected');
+        break;
+      case 'info':
+        for (const ref of event.refs ?? []) sink.delivery(ref, 'dropped');
+        break;
+      case 'turn-started':
+        sink.turnStarted(event.turn);
+        break;
+      case 'turn-complete':
+        sink.turnCompleted({ turn: event.turn, stopReason: event['stop-reason'], usage: event.usage });
+        break;
+      case 'result':
+        // Only the first result is the answer: a second one must not read (and remove) another file.
+        if (!this.#resultSeen) {
+          this.#resultSeen = true;
+          sink.result({
+            stopReason: event['stop-reason'],
+            usage: event.usage,
+            answer: readAnswer(event, this.#context.options.maxFinalTextBytes),
+          });
+        }
+        break;
+      case 'exit':
+        sink.exit(event.error === undefined ? { status: event.status } : { status: event.status, error: event.error });
+        // Nothing may follow `exit`.
+        this.#reader?.close();
+        break;
+    }
+    sink.event(toRunEvent(event));
+  }
+
+  #onRejected(rejection: ReaderRejection): void {
+    const event: RejectedEvent = {
+      type: 'rejected',
+      code: rejection.code,
+      reason: rejection.reason,
+      fatal: rejection.fatal,
+    };
+    if (rejection.seq !== undefined) event.seq = rejection.seq;
+    if (rejection.type !== undefined) event.lineType = rejection.type;
+    if (rejection.run !== undefined) event.run = rejection.run;
+    if (rejection.errors !== undefined) event.errors = rejection.errors;
+    if (rejection.fatal) {
+      this.#context.sink.fatal(
+        PROTOCOL_FAILURE_CODES[rejection.code] ?? 'channel-error',
+        `protocol failure (${rejection.code}): ${rejection.reason}`,
+      );
+    }
+    this.#context.sink.rejected(event);
+  }
+}
+
+/** Fen's wire protocol (the default). */
+export const fenProtocol: Protocol = {
+  validate(options: ResolvedRunOptions): void {
+    if (options.task === undefined) return;
+    const encoded = createSender('control', options.runId).next('prompt', { text: options.task });
+    if (!encoded.ok) throw new RangeError(`options.task cannot be sent as a prompt: ${encoded.rejection.reason}`);
+  },
+  create: (context) => new FenDriver(context),
+};

@@ -1,0 +1,164 @@
+// The driver seam: what a protocol driver gives the run core, and the facts it reports back through the sink.
+import type { Readable, Writable } from 'node:stream';
+import type { JsonObject } from '../wire/index.js';
+import type { ChildExit, RunResult } from './outcome.js';
+import type { ResolvedRunOptions } from './resolved-options.js';
+import type { Delivery, OutcomeErrorCode, RejectedEvent, RunEvent } from './types/index.js';
+
+/** A control the caller (or the core itself) asks the driver to send: the Run API's vocabulary, for every protocol. */
+export type Control =
+  | { type: 'prompt'; text: string }
+  | { type: 'steer'; text: string }
+  | { type: 'follow-up'; text: string }
+  | { type: 'finalize'; note?: string }
+  | { type: 'cancel' }
+  | { type: 'close' };
+
+/** What became of a control handed to {@link Driver.send}. */
+export type SendOutcome =
+  /** Sent (or taken in hand by the driver) under `ref`; its answer comes later through {@link DriverSink.ack}. */
+  | { kind: 'sent'; ref: number }
+  /** Not sent: the protocol cannot carry it (`too-large`, `invalid`). The caller's promise rejects with ControlRefusedError. */
+  | { kind: 'refused'; code: 'too-large' | 'invalid'; reason: string }
+  /** Not sent: the channel is broken. The run ends `failed` (`channel-error`) and the kill ladder starts. */
+  | { kind: 'broken'; reason: string };
+
+/** How the core starts the child process a driver asked for. */
+export interface ProcessPlan {
+  command: string;
+  args: readonly string[];
+  /** Variables set over the caller's environment (the protocol's own, such as `FEN_WIRE_*`); they win. */
+  env: Record<string, string>;
+  /** `ignore`: stdin is /dev/null. `pipe`: the driver writes it ({@link ProcessIO.stdin}). */
+  stdin: 'ignore' | 'pipe';
+  /**
+   * `tail`: stdout joins stderr in the output tail and the `output` event. `driver`: stdout is the
+   * protocol's channel ({@link ProcessIO.stdout}): only stderr is tailed.
+   */
+  stdout: 'tail' | 'driver';
+}
+
+/** What {@link Driver.launch} sets up. */
+export interface Launch {
+  /** The child process to start; absent for a driver that talks to something already running (a daemon). */
+  process?: ProcessPlan;
+  /** The ref of the task prompt when the driver sent it: its ack becomes `run.taskAck`. */
+  taskRef?: number;
+}
+
+/** The started child's pipes, for a driver whose plan asked for them. */
+export interface ProcessIO {
+  pid: number;
+  /** Present when the plan said `stdin: 'pipe'`. Write errors (EPIPE) are the driver's to handle. */
+  stdin: Writable | undefined;
+  /** Present when the plan said `stdout: 'driver'`. */
+  stdout: Readable | undefined;
+  /** Sends `signal` to the root process only (e.g. HEP's cancel is SIGINT); false when it is gone. */
+  signal(signal: NodeJS.Signals): boolean;
+}
+
+/** A completed turn, as the driver reports it to the core. */
+export interface TurnReport {
+  turn: number;
+  stopReason: string;
+  usage?: JsonObject;
+  /**
+   * `true` (default): the child now waits for input, so the state moves on (running -> ready, per
+   * the state table). `false`: the child goes on by itself (a HEP round): only turns and usage count.
+   */
+  idle?: boolean;
+}
+
+/**
+ * The facts a driver reports to the core, all protocol-free. Calls may come in any number and order;
+ * the core ignores what no longer matters (facts after the end, a second result, an ack for a ref it
+ * does not await). Settling an ack or delivery promise waits until the next published event (the one
+ * that carried the answer), or a microtask when none follows.
+ */
+export interface DriverSink {
+  /** Publishes one event to the iterators and `event` listeners. An `exit` event ends the stream. */
+  event(event: RunEvent): void;
+  /** Publishes a rejected line or frame (counted in `outcome.rejectedLines`, emitted as `rejected` too). */
+  rejected(event: RejectedEvent): void;
+  /** The child is initialized and waits for input (starting -> ready; clears the ready timer). */
+  ready(): void;
+  /** The answer to the control sent as `ref`. Never for a ref before `send` returned it. */
+  ack(ref: number, status: 'accepted' | 'applied' | 'rejected', reason?: string): void;
+  /** An accepted steer/follow-up (`ref`) reached the agent or was dropped unseen. */
+  delivery(ref: number, delivery: Delivery): void;
+  /** A turn began (turns count from 1). */
+  turnStarted(turn: number): void;
+  /** A turn ended: its usage is summed into the outcome, and the state moves unless `idle: false`. */
+  turnCompleted(report: TurnReport): void;
+  /** The run's answer; the first report wins. */
+  result(result: RunResult): void;
+  /** How the child said it ended. Controls are refused from now on and the kill ladder starts (the child should leave). */
+  exit(exit: ChildExit): void;
+  /**
+   * A protocol failure the run cannot survive (wrong version, a channel that cannot be read): it wins
+   * over every other verdict; a `cancel` is sent when the child can still hear it, then the ladder runs.
+   */
+  fatal(code: OutcomeErrorCode, error: string): void;
+  /** The channel broke (a write failed): the run fails `channel-error` unless the child already said how it ended. */
+  broken(reason: string): void;
+  /** Drivers without a process only: the peer is gone and nothing more will come; the run ends. */
+  gone(): void;
+}
+
+/** What a driver receives when it is created. */
+export interface DriverContext {
+  readonly runId: string;
+  /** The run's options after defaults and validation (the task included). */
+  readonly options: ResolvedRunOptions;
+  readonly sink: DriverSink;
+  /** Backpressure: while true, stop reading the channel; the core calls {@link Driver.resume} when it is false again. */
+  shouldPause(): boolean;
+}
+
+/**
+ * One run's protocol: sets up the channel, turns its frames into facts and events, carries controls.
+ * The core calls `launch` once, then `attach` once after spawning (never without a process, nor when
+ * the spawn failed), `send`/`resume` any number of times, `finish` once after the process exited (or
+ * after `gone`), `dispose` at least once at the very end (and from the parent's exit hook).
+ */
+export interface Driver {
+  /**
+   * Whether `keepAlive: false` makes the core send `close` once the run is ready and idle (Fen,
+   * fuseraft). `false` for a child that ends by itself after its prompt (HEP).
+   */
+  readonly closeWhenIdle: boolean;
+  /** The private channel directory, for protocols that have one (Fen); '' otherwise. */
+  readonly channelDir: string;
+  /** Sets the channel up (and sends the task when the protocol writes it). Throwing fails the run before anything started. */
+  launch(): Launch;
+  /** The child was spawned: start reading its pipes. */
+  attach(io: ProcessIO): void;
+  /** Carries one control. Never throws. */
+  send(control: Control): SendOutcome;
+  /** Backpressure eased, or an ack is awaited: read what is waiting. */
+  resume(): void;
+  /**
+   * The child is gone (`exit` undefined for a run without a process): read what is left, report the
+   * final facts (a HEP driver reports `exit` from the exit code here). The core waits for the promise.
+   */
+  finish(exit: ProcessExitInfo | undefined): void | Promise<void>;
+  /** Drivers without a process: drop the connection (the kill ladder's last step); `gone` follows. */
+  disconnect(): void;
+  /** Releases everything (files, descriptors, sockets) synchronously. Idempotent. */
+  dispose(): void;
+}
+
+/** How the root process ended, as the driver sees it in {@link Driver.finish}. */
+export interface ProcessExitInfo {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The command could not be started. */
+  spawnFailed: boolean;
+}
+
+/** A protocol: option checks, and the factory of one driver per run. Registered by name in `src/drivers/index.ts`. */
+export interface Protocol {
+  /** Checks the protocol's own option rules; throws TypeError/RangeError (spawnRun throws it synchronously). */
+  validate(options: ResolvedRunOptions): void;
+  create(context: DriverContext): Driver;
+}

@@ -1,0 +1,26 @@
+// The run's options after spawnRun applied the defaults and checked them: what the core and the drivers read.
+/** Options after defaults and validation (see spawn-run.ts). */
+export interface ResolvedRunOptions {
+  /** The protocol's name (`RunOptions.protocol`). */
+  protocol: string;
+  command: string;
+  args: readonly string[];
+  task: string | undefined;
+  runId: string;
+  cwd: string | undefined;
+  env: Record<string, string>;
+  deadlineMs: number | undefined;
+  killGraceMs: number;
+  finalizeGraceMs: number;
+  readyTimeoutMs: number;
+  ackTimeoutMs: number | undefined;
+  keepAlive: boolean;
+  stateDir: string;
+  signal: AbortSignal | undefined;
+  maxFinalTextBytes: number;
+  keepFiles: boolean;
+  retainEvents: boolean;
+  highWaterMark: number;
+  outputTailBytes: number;
+  handleParentSignals: boolean;
+}

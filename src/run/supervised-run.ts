@@ -1,0 +1,667 @@
+// The run core: one protocol-free supervised run (process, timers, acks, events, state, outcome) around a driver.
+import { randomUUID } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import { EventEmitter } from 'eventemitter3';
+import type { RunState } from '../wire/index.js';
+import { ControlLedger } from './control-ledger.js';
+import type { Control, Driver, DriverSink, ProcessPlan, Protocol, TurnReport } from './driver.js';
+import { ControlRefusedError } from './errors.js';
+import { EventFanout } from './event-fanout.js';
+import { StateMirror } from './mirror.js';
+import { buildOutcome, finalVerdict } from './outcome.js';
+import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outcome.js';
+import type { ResolvedRunOptions } from './resolved-options.js';
+import { registerLiveRun, unregisterLiveRun } from './shutdown.js';
+import type { ShutdownParticipant } from './shutdown.js';
+import { SupervisedProcess } from './supervised-process.js';
+import type { ProcessExit, ProcessReport } from './supervised-process.js';
+import type { Ack, ExitRunEvent, Outcome, RejectedEvent, Run, RunEvent, RunEvents } from './types/index.js';
+import { addUsage } from './usage.js';
+
+/** Environment variable whose unique value marks every process of one run's tree. */
+const TREE_MARKER_ENV = 'SUBVISOR_TREE';
+
+/** The report of a run that had no process (it never started, or its driver talks to a daemon). */
+const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
+
+const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
+
+/** How {@link SupervisedRun.end} makes sure the child goes. */
+interface EndHow {
+  /** Send the child a cancel first, when it can still hear one. */
+  cancel?: boolean;
+  /** Skip the ladder's first grace: SIGTERM at once (a child that is not ready reads no controls). */
+  immediate?: boolean;
+  /** SIGKILL the tree now, no grace at all. */
+  now?: boolean;
+  /** Also run a faster ladder with this grace (parent shutdown). */
+  hurryMs?: number;
+}
+
+/** Implementation of {@link Run}; created by `spawnRun` with the driver of the run's protocol. */
+export class SupervisedRun extends EventEmitter<RunEvents> implements Run, ShutdownParticipant {
+  readonly id: string;
+  readonly outcome: Promise<Outcome>;
+  taskAck: Promise<Ack | undefined> = Promise.resolve(undefined);
+
+  readonly #options: ResolvedRunOptions;
+  readonly #startedAt = Date.now();
+  readonly #mirror: StateMirror;
+  readonly #driver: Driver;
+  #process: SupervisedProcess | undefined;
+  #command: string;
+
+  readonly #ledger: ControlLedger;
+  readonly #fanout: EventFanout;
+  #readingPaused = false;
+  /** Ack and delivery settlements waiting for the event that carried them (or the next microtask). */
+  #settlements: Array<() => void> = [];
+  #settlementsScheduled = false;
+
+  #childExit: ChildExit | undefined;
+  #exitPublished = false;
+  #result: RunResult | undefined;
+  #turnUsage: RunResult['usage'];
+  #turns = 0;
+  #turnOpen = false;
+  #rejectedLines = 0;
+  #verdict: Verdict | undefined;
+  #protocolFailure: Verdict | undefined;
+  #closeSent = false;
+  /** The child was started (or the driver connected): there is something to stop. */
+  #launched = false;
+  /** Controls may be sent (the child is not known to be exiting or gone). */
+  #controlsOpen = false;
+  /** A run without a process: its driver said the peer is gone. */
+  #peerGone = false;
+  #wrappingUp = false;
+  #ended = false;
+
+  readonly #outputDecoders: { stdout?: StringDecoder; stderr?: StringDecoder } = {};
+  #readyTimer: NodeJS.Timeout | undefined;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  #finalizeTimer: NodeJS.Timeout | undefined;
+  #disconnectTimer: NodeJS.Timeout | undefined;
+  readonly #onAbort = () => void this.terminate('the abort signal fired');
+  #resolveOutcome!: (outcome: Outcome) => void;
+
+  constructor(options: ResolvedRunOptions, protocol: Protocol) {
+    super();
+    this.#options = options;
+    this.id = options.runId;
+    this.#command = options.command;
+    this.#mirror = new StateMirror((state, previous) => this.emit('state', state, previous));
+    this.#ledger = new ControlLedger({
+      ack: (ack, type, origin) => this.emit('ack', ack, type, origin),
+      delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
+    });
+    this.#fanout = new EventFanout(options.retainEvents, options.highWaterMark, () => {
+      this.#readingPaused = false;
+      queueMicrotask(() => this.#driver.resume());
+    });
+    this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
+    this.#driver = protocol.create({
+      runId: options.runId,
+      options,
+      sink: this.#sink(),
+      shouldPause: () => this.#shouldPauseReading(),
+    });
+    if (options.signal?.aborted) {
+      this.#verdict = { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' };
+      void this.#finishUnstarted();
+      return;
+    }
+    let launch;
+    try {
+      launch = this.#driver.launch();
+    } catch (error) {
+      this.#verdict = { status: 'failed', code: 'channel-error', error: (error as Error).message };
+      void this.#finishUnstarted();
+      return;
+    }
+    if (launch.taskRef !== undefined) {
+      this.taskAck = this.#ledger.awaitAck(launch.taskRef, 'prompt', 'task', options.ackTimeoutMs);
+    }
+    this.#controlsOpen = true;
+    this.#launched = true;
+    registerLiveRun(this, options.handleParentSignals);
+    if (launch.process === undefined) this.#armTimers();
+    else this.#spawn(launch.process);
+  }
+
+  /**
+   * Listeners run inside the run's own bookkeeping: one that throws must not leave the run half
+   * updated. Its error is rethrown on a later tick (an uncaught exception, as from any callback).
+   */
+  override emit<T extends EventEmitter.EventNames<RunEvents>>(
+    event: T,
+    ...args: EventEmitter.EventArgs<RunEvents, T>
+  ): boolean {
+    try {
+      return super.emit(event, ...args);
+    } catch (error) {
+      setImmediate(() => {
+        throw error;
+      });
+      return true;
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.#process?.pid;
+  }
+
+  get state(): RunState {
+    return this.#mirror.state;
+  }
+
+  get channelDir(): string {
+    return this.#driver.channelDir;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  prompt(text: string): Promise<Ack> {
+    return this.#control({ type: 'prompt', text });
+  }
+
+  steer(text: string): Promise<Ack> {
+    return this.#control({ type: 'steer', text });
+  }
+
+  followUp(text: string): Promise<Ack> {
+    return this.#control({ type: 'follow-up', text });
+  }
+
+  finalize(note?: string): Promise<Ack> {
+    return this.#control(note === undefined ? { type: 'finalize' } : { type: 'finalize', note });
+  }
+
+  cancel(): Promise<Ack> {
+    return this.#control({ type: 'cancel' });
+  }
+
+  close(): Promise<Ack> {
+    return this.#control({ type: 'close' });
+  }
+
+  terminate(reason = 'the run was terminated'): Promise<Outcome> {
+    if (this.#ended || !this.#launched) return this.outcome;
+    this.#end({ status: 'cancelled', code: 'aborted', error: reason }, { cancel: true });
+    return this.outcome;
+  }
+
+  kill(reason = 'the run was killed'): Promise<Outcome> {
+    if (this.#ended || !this.#launched) return this.outcome;
+    this.#end({ status: 'cancelled', code: 'aborted', error: reason }, { now: true });
+    return this.outcome;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.terminate('the run was disposed');
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
+    return this.#fanout.iterator();
+  }
+
+  batches(): AsyncIterableIterator<RunEvent[], undefined> {
+    const queue = this.#fanout.iterator();
+    return {
+      next: () => queue.nextBatch(),
+      return: async () => {
+        await queue.return();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Parent shutdown                                                                                */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** @internal Parent got SIGINT/SIGTERM: cancel and reap fast. */
+  shutdown(graceMs: number): Promise<Outcome> {
+    if (this.#ended || !this.#launched) return this.outcome;
+    this.#end(
+      { status: 'cancelled', code: 'parent-shutdown', error: 'the parent process is shutting down' },
+      { cancel: true, hurryMs: graceMs },
+    );
+    return this.outcome;
+  }
+
+  /** @internal The parent process is exiting: SIGKILL what is left, release the channel, synchronously. */
+  killNow(): void {
+    this.#process?.killNow();
+    this.#driver.dispose();
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Start-up                                                                                       */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #spawn(plan: ProcessPlan): void {
+    const options = this.#options;
+    const treeId = randomUUID();
+    this.#command = plan.command;
+    const child = new SupervisedProcess({
+      command: plan.command,
+      args: plan.args,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env: { ...options.env, [TREE_MARKER_ENV]: treeId, ...plan.env },
+      stdin: plan.stdin,
+      stdout: plan.stdout,
+      killGraceMs: options.killGraceMs,
+      marker: `${TREE_MARKER_ENV}=${treeId}`,
+      outputTailBytes: options.outputTailBytes,
+      onOutput: (chunk, stream) => {
+        // Decode per stream, so a character split between two chunks arrives whole.
+        const decoder = (this.#outputDecoders[stream] ??= new StringDecoder('utf8'));
+        const text = decoder.write(chunk);
+        if (text !== '' && this.listenerCount('output') > 0) this.emit('output', text, stream);
+      },
+      onKill: (step) => this.emit('kill', step),
+    });
+    this.#process = child;
+    void child.exited.then((exit) => this.#onChildGone(exit));
+    if (child.pid === undefined) return; // the spawn error arrives through `exited`
+    this.#driver.attach({
+      pid: child.pid,
+      stdin: child.stdin,
+      stdout: child.stdout,
+      signal: (signal) => child.signal(signal),
+    });
+    this.#armTimers();
+  }
+
+  #armTimers(): void {
+    const options = this.#options;
+    this.#readyTimer = setTimeout(() => this.#onReadyTimeout(), options.readyTimeoutMs);
+    this.#readyTimer.unref();
+    // The child sees whole seconds rounded up: enforce the same instant, then give the usual grace.
+    if (options.deadlineMs !== undefined) this.#armDeadline(Math.ceil(options.deadlineMs / 1000) * 1000);
+    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** True while the child can still act: its process runs, or (no process) the driver's peer is there. */
+  get #childAlive(): boolean {
+    return this.#process === undefined ? this.#launched && !this.#peerGone : this.#process.running;
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Controls                                                                                       */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #control(control: Control): Promise<Ack> {
+    const type = control.type;
+    if (!this.#controlsOpen) {
+      return Promise.reject(
+        new ControlRefusedError('run-ended', type, `cannot send ${type}: run ${this.id} has ended or is ending`),
+      );
+    }
+    if ((control.type === 'steer' || control.type === 'follow-up') && control.text === '') {
+      return Promise.reject(
+        new ControlRefusedError('empty-text', type, `cannot send ${type} with empty text: the child would never inject it`),
+      );
+    }
+    const sent = this.#driver.send(control);
+    if (sent.kind === 'refused') {
+      return Promise.reject(new ControlRefusedError(sent.code, type, `cannot send ${type}: ${sent.reason}`));
+    }
+    if (sent.kind === 'broken') {
+      this.#onChannelBroken(sent.reason);
+      return Promise.reject(new ControlRefusedError('run-ended', type, `cannot send ${type}: ${sent.reason}`));
+    }
+    const ack = this.#ledger.awaitAck(sent.ref, type, 'caller', this.#options.ackTimeoutMs);
+    // The grace runs from the cancel itself: a child that never answers is backed up all the same.
+    if (type === 'cancel') this.#end(CANCELLED_BY_PARENT);
+    // Reading never pauses while an ack is awaited: wake a paused reader up.
+    if (this.#readingPaused) queueMicrotask(() => this.#driver.resume());
+    return ack;
+  }
+
+  /** Sends a control of the core's own (close, cancel); failures only matter through the kill ladder. */
+  #sendOwn(type: 'close' | 'cancel'): void {
+    if (!this.#controlsOpen) return;
+    const sent = this.#driver.send({ type });
+    if (sent.kind === 'sent') this.#ledger.written(sent.ref, type);
+    else if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+  }
+
+  #onChannelBroken(reason: string): void {
+    // The channel is gone: no cancel can reach the child, the ladder has to.
+    this.#end({ status: 'failed', code: 'channel-error', error: reason });
+  }
+
+  /**
+   * The one stop path. Records why the run ends (the first reason wins; `undefined` when the reason is
+   * already recorded, e.g. the child's own exit), stops taking controls, and makes sure the child goes:
+   * a cancel first when asked (and the child can still hear it), then the kill ladder, or for a run
+   * without a process a disconnect after the same grace.
+   */
+  #end(verdict: Verdict | undefined, how: EndHow = {}): void {
+    if (verdict !== undefined) this.#verdict ??= verdict;
+    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn('cancel');
+    this.#controlsOpen = false;
+    const child = this.#process;
+    if (child === undefined) {
+      this.#disconnectAfter(how.now === true || how.immediate === true ? 0 : (how.hurryMs ?? this.#options.killGraceMs));
+      return;
+    }
+    if (how.now === true) {
+      child.killNow();
+      return;
+    }
+    child.startKillLadder(how.immediate === true);
+    if (how.hurryMs !== undefined) child.hurry(how.hurryMs);
+  }
+
+  /** The ladder of a run without a process: give the peer `graceMs` to leave, then drop the connection. */
+  #disconnectAfter(graceMs: number): void {
+    if (!this.#launched || this.#peerGone) return;
+    if (this.#disconnectTimer !== undefined) {
+      if (graceMs > 0) return;
+      clearTimeout(this.#disconnectTimer);
+    }
+    this.#disconnectTimer = setTimeout(() => {
+      this.#disconnectTimer = undefined;
+      this.#driver.disconnect();
+      this.#onPeerGone();
+    }, graceMs);
+  }
+
+  /** keepAlive false: close once ready, with every control answered and nothing waiting to be injected. */
+  #maybeClose(): void {
+    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle) return;
+    if (this.#mirror.state !== 'ready' || this.#turnOpen) return;
+    if (this.#ledger.unacked > 0 || this.#ledger.undelivered > 0) return;
+    this.#closeSent = true;
+    this.#sendOwn('close');
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Facts from the driver                                                                          */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #sink(): DriverSink {
+    return {
+      event: (event) => this.#onEvent(event),
+      rejected: (event) => this.#onRejected(event),
+      ready: () => {
+        if (this.#ended) return;
+        this.#clearReadyTimer();
+        this.#mirror.ready();
+      },
+      ack: (ref, status, reason) => this.#onAck(ref, status, reason),
+      delivery: (ref, delivery) => {
+        if (!this.#ended) this.#ledger.deliver(ref, delivery, this.#pendingSettlements());
+      },
+      turnStarted: (turn) => {
+        if (this.#ended) return;
+        this.#turns = Math.max(this.#turns, turn);
+        this.#turnOpen = true;
+        this.#mirror.turnStarted();
+      },
+      turnCompleted: (report) => this.#onTurnComplete(report),
+      result: (result) => {
+        if (!this.#ended) this.#result ??= result;
+      },
+      exit: (exit) => this.#onChildExit(exit),
+      fatal: (code, error) => {
+        if (this.#ended) return;
+        this.#protocolFailure ??= { status: 'failed', code, error };
+        this.#end(undefined, { cancel: true });
+      },
+      broken: (reason) => {
+        if (!this.#ended) this.#onChannelBroken(reason);
+      },
+      gone: () => this.#onPeerGone(),
+    };
+  }
+
+  /** The list settlements go on; flushed after the next published event, or on a microtask. */
+  #pendingSettlements(): Array<() => void> {
+    if (!this.#settlementsScheduled) {
+      this.#settlementsScheduled = true;
+      queueMicrotask(() => this.#flushSettlements());
+    }
+    return this.#settlements;
+  }
+
+  #flushSettlements(): void {
+    this.#settlementsScheduled = false;
+    if (this.#settlements.length === 0) return;
+    const settlements = this.#settlements;
+    this.#settlements = [];
+    for (const settle of settlements) settle();
+  }
+
+  #onEvent(event: RunEvent): void {
+    if (this.#ended || this.#exitPublished) return;
+    this.#publish(event);
+    if (this.#settlements.length > 0) this.#flushSettlements();
+    if (event.type === 'exit') {
+      this.#exitPublished = true;
+      this.#fanout.end();
+    } else {
+      this.#maybeClose();
+    }
+  }
+
+  /**
+   * Past the (rounded-up) deadline the child is already `timed-out` when it reports its aborted turn.
+   * An `aborted` turn with no finalize or cancel behind it means the child is on its way to a terminal
+   * state it does not announce (a deadline or fatal error): hold the state until its `exit` instead of
+   * showing a `ready` the child never was in.
+   */
+  #onTurnComplete(report: TurnReport): void {
+    if (this.#ended) return;
+    this.#turns = Math.max(this.#turns, report.turn);
+    this.#turnOpen = false;
+    if (report.usage !== undefined) addUsage((this.#turnUsage ??= {}), report.usage);
+    if (report.idle === false) return;
+    const deadline = this.#options.deadlineMs;
+    if (deadline !== undefined && Date.now() >= Math.ceil(deadline / 1000) * 1000) {
+      this.#mirror.deadline();
+      return;
+    }
+    if (report.stopReason === 'aborted' && this.#mirror.state === 'running') return;
+    this.#mirror.turnComplete();
+  }
+
+  #onAck(ref: number, status: 'accepted' | 'rejected' | 'applied', reason: string | undefined): void {
+    if (this.#ended) return;
+    const type = this.#ledger.take(ref);
+    if (type === undefined) return; // an answer to no control we sent (or answered twice)
+    const action = this.#mirror.acknowledged(type, status);
+    if (status === 'accepted' && type === 'finalize') this.#startFinalizeTimer();
+    if (status === 'accepted' && type === 'cancel') this.#end(CANCELLED_BY_PARENT);
+    const ack: Ack = { status, seq: ref };
+    if (reason !== undefined) ack.reason = reason;
+    // From ready a steer/follow-up text itself starts the turn: it reached the agent.
+    this.#ledger.answer(ack, type, action === 'start-turn', this.#pendingSettlements());
+  }
+
+  #onChildExit(exit: ChildExit): void {
+    if (this.#ended || this.#childExit !== undefined) return;
+    this.#childExit = exit;
+    this.#clearTimers();
+    this.#mirror.exit(exit.status);
+    this.#process?.snapshot();
+    // Nothing may follow the exit; the child should now leave, and the ladder makes sure it does.
+    this.#end(undefined);
+  }
+
+  #onRejected(event: RejectedEvent): void {
+    if (this.#ended || this.#exitPublished) return;
+    this.#rejectedLines++;
+    this.emit('rejected', event);
+    this.#publish(event);
+  }
+
+  #publish(event: RunEvent): void {
+    this.emit('event', event);
+    this.#fanout.publish(event);
+  }
+
+  #shouldPauseReading(): boolean {
+    // Never pause while an ack is awaited (a consumer awaiting it inside its loop would deadlock),
+    // nor once the child is gone (the final drain reads everything).
+    this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.#fanout.overHighWater();
+    return this.#readingPaused;
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Timers                                                                                         */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #onReadyTimeout(): void {
+    this.#readyTimer = undefined;
+    if (this.#mirror.state !== 'starting' || !this.#childAlive) return;
+    // A child that is not ready reads no controls: no cancel, straight to SIGTERM.
+    this.#end(
+      { status: 'failed', code: 'ready-timeout', error: `the child did not say ready within ${this.#options.readyTimeoutMs} ms` },
+      { immediate: true },
+    );
+  }
+
+  #armDeadline(at: number): void {
+    // setTimeout cannot wait more than 2^31-1 ms: far deadlines re-arm until they are near.
+    const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
+    this.#deadlineTimer = setTimeout(() => (Date.now() < at ? this.#armDeadline(at) : this.#onDeadline()), wait);
+    this.#deadlineTimer.unref();
+  }
+
+  #onDeadline(): void {
+    this.#deadlineTimer = undefined;
+    if (!this.#childAlive || this.#childExit !== undefined) return;
+    this.#end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' });
+  }
+
+  #startFinalizeTimer(): void {
+    if (this.#finalizeTimer !== undefined) return;
+    this.#finalizeTimer = setTimeout(() => {
+      if (!this.#childAlive || this.#childExit !== undefined) return;
+      this.#end(
+        {
+          status: 'cancelled',
+          code: 'finalize-timeout',
+          error: `finalize did not end the run within ${this.#options.finalizeGraceMs} ms; cancelled`,
+        },
+        { cancel: true },
+      );
+    }, this.#options.finalizeGraceMs);
+    this.#finalizeTimer.unref();
+  }
+
+  #clearReadyTimer(): void {
+    if (this.#readyTimer !== undefined) clearTimeout(this.#readyTimer);
+    this.#readyTimer = undefined;
+  }
+
+  #clearTimers(): void {
+    this.#clearReadyTimer();
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    if (this.#finalizeTimer !== undefined) clearTimeout(this.#finalizeTimer);
+    this.#deadlineTimer = undefined;
+    this.#finalizeTimer = undefined;
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* The end                                                                                        */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** A run without a process: the driver's peer is gone. (With a process, the process's exit decides.) */
+  #onPeerGone(): void {
+    if (this.#process !== undefined || !this.#launched || this.#peerGone) return;
+    this.#peerGone = true;
+    void this.#onChildGone(undefined);
+  }
+
+  async #onChildGone(exit: ProcessExit | undefined): Promise<void> {
+    try {
+      await this.#wrapUp(exit);
+    } catch (error) {
+      // A bug must not leave the outcome pending: report it as the run's failure.
+      const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
+      this.#finish(
+        { status: 'failed', code: 'channel-error', error: `internal error: ${(error as Error).message}`, fromChild: false },
+        report,
+        undefined,
+      );
+    }
+  }
+
+  async #wrapUp(exit: ProcessExit | undefined): Promise<void> {
+    if (this.#wrappingUp) return;
+    this.#wrappingUp = true;
+    if (this.#disconnectTimer !== undefined) clearTimeout(this.#disconnectTimer);
+    this.#disconnectTimer = undefined;
+    // Everything the child wrote before it went is still to be read: the driver reads it all.
+    const finishing = this.#driver.finish(
+      exit === undefined
+        ? undefined
+        : { exitCode: exit.exitCode, signal: exit.signal, spawnFailed: exit.spawnError !== undefined },
+    );
+    if (finishing !== undefined) await finishing;
+    this.#controlsOpen = false;
+    this.#clearTimers();
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#flushSettlements();
+    this.#ledger.giveUp();
+    const verdict = finalVerdict({
+      command: this.#command,
+      exit,
+      protocolFailure: this.#protocolFailure,
+      childExit: this.#childExit,
+      parentVerdict: this.#verdict,
+    });
+    if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
+    if (!this.#exitPublished) this.#publishSyntheticExit(verdict);
+    const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
+    const answer = this.#result === undefined ? undefined : await this.#result.answer;
+    this.#finish(verdict, report, answer);
+  }
+
+  #publishSyntheticExit(verdict: Verdict): void {
+    const event: ExitRunEvent = { type: 'exit', status: verdict.status, synthetic: true, run: this.id };
+    if (verdict.error !== '') event.error = verdict.error;
+    this.#exitPublished = true;
+    this.#publish(event);
+    this.#fanout.end();
+  }
+
+  /** The run ends before anything was started (aborted signal, a channel that could not be set up). */
+  async #finishUnstarted(): Promise<void> {
+    await Promise.resolve();
+    const verdict = this.#verdict!;
+    this.#mirror.exit(verdict.status);
+    this.#publishSyntheticExit(verdict);
+    this.#finish({ ...verdict, fromChild: false }, NO_PROCESS, undefined);
+  }
+
+  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const outcome = buildOutcome({
+      runId: this.id,
+      verdict,
+      report,
+      answer,
+      result: this.#result,
+      turnUsage: this.#turnUsage,
+      turns: this.#turns,
+      rejectedLines: this.#rejectedLines,
+      durationMs: Date.now() - this.#startedAt,
+    });
+    this.#driver.dispose();
+    if (this.#launched) unregisterLiveRun(this);
+    this.emit('outcome', outcome);
+    this.#resolveOutcome(outcome);
+  }
+}

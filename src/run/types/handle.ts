@@ -1,0 +1,137 @@
+// Public Run handle: its methods, listener map, acks and deliveries.
+import type { EventEmitter } from 'eventemitter3';
+import type { RunState, WireControlType } from '../../wire/index.js';
+import type { RejectedEvent, RunEvent } from './events.js';
+import type { Outcome } from './outcome.js';
+
+/**
+ * Who sent a control: `task` (the first prompt from `RunOptions.task`), `caller` (a control method),
+ * `auto` (subvisor itself: the keepAlive-false `close`, the `cancel` of terminate/abort/finalize grace/
+ * protocol failure).
+ */
+export type AckOrigin = 'task' | 'caller' | 'auto';
+
+/** What happened to an accepted steer or follow-up: the agent saw it, or it was dropped unseen. */
+export type Delivery = 'injected' | 'dropped';
+
+/**
+ * The answer to one control.
+ * - `accepted`: legal in the current state; the child acted on it.
+ * - `applied`: the run was already doing that (a repeated finalize, close while closing/finalizing).
+ * - `rejected`: illegal in the state, or invalid; `reason` says why.
+ * - `unanswered`: the run ended, or `ackTimeoutMs` passed, before the child answered.
+ */
+export interface Ack {
+  status: 'accepted' | 'applied' | 'rejected' | 'unanswered';
+  /** The child's reason (rejections), or subvisor's (unanswered). */
+  reason?: string;
+  /** The seq of the control line this ack answers. */
+  seq: number;
+  /**
+   * Only on an accepted `steer` or `follow-up` (including one that started a turn from `ready`):
+   * resolves `injected` when the child's `steering-injected`/`follow-up-injected` event names this seq
+   * (`ref`), `dropped` when an `info` event lists it in `refs` or the run ends first. Never rejects.
+   */
+  delivery?: Promise<Delivery>;
+}
+
+/** The signal a kill step sent and the pids it targeted (the group leader pid stands for its group). */
+export interface KillStep {
+  signal: 'SIGTERM' | 'SIGKILL';
+  pids: number[];
+}
+
+/** Listener map of a {@link Run} (eventemitter3). Listeners must not throw. */
+export interface RunEvents {
+  /** Every event, in order, as the iterator yields it (ending with exactly one `exit`). */
+  event: (event: RunEvent) => void;
+  /** The mirrored state changed. */
+  state: (state: RunState, previous: RunState) => void;
+  /**
+   * A control was answered (or given up on as `unanswered`): every control subvisor wrote, including
+   * the task prompt and its own `close` (keepAlive false) and `cancel` (terminate, abort, finalize grace,
+   * protocol failure). `control` is its type (its seq is `ack.seq`), `origin` who sent it.
+   */
+  ack: (ack: Ack, control: WireControlType, origin: AckOrigin) => void;
+  /** An accepted steer/follow-up was injected or dropped; `seq` is the control's seq. */
+  delivery: (seq: number, delivery: Delivery) => void;
+  /** A line was rejected (also emitted as an `event`). */
+  rejected: (event: RejectedEvent) => void;
+  /** A chunk of the child's stdout or stderr. */
+  output: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /** The kill ladder signalled the tree. */
+  kill: (step: KillStep) => void;
+  /** The run ended; emitted once, right before `run.outcome` resolves. */
+  outcome: (outcome: Outcome) => void;
+}
+
+/**
+ * A supervised child run: the control surface, the event stream and the outcome in one handle.
+ *
+ * **Iteration** (`for await (const event of run)`) yields every event in order and ends after exactly
+ * one `exit`. Each iterator has its own queue (a single-consumer queue, not a replay log): the first
+ * iterator created also receives every event that arrived before it (unless `retainEvents: false`),
+ * later iterators start with the events that arrive after they are created. Breaking out of the loop
+ * does not stop the run. While an iterator has more than `highWaterMark` events waiting, reading of
+ * the event file pauses (except while a control waits for its ack, and after the process exited).
+ *
+ * **Disposal** (`await using run = spawnRun(...)`) is {@link Run.terminate}.
+ */
+export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, AsyncDisposable {
+  /** The run id (`FEN_WIRE_RUN_ID`). */
+  readonly id: string;
+  /** The child's pid; undefined when it could not be spawned. */
+  readonly pid: number | undefined;
+  /** The mirrored run state (one of the wire states); follows the `state` event. */
+  readonly state: RunState;
+  /** The private run directory holding the control and event files (removed at the end unless `keepFiles`). */
+  readonly channelDir: string;
+  /** True once the outcome is settled. */
+  readonly ended: boolean;
+  /** Resolves exactly once with the outcome; never rejects. */
+  readonly outcome: Promise<Outcome>;
+  /**
+   * The ack of the first prompt (`task`), like the control methods' acks (`unanswered` when the run
+   * ends first). `undefined` when no task was written. Never rejects.
+   */
+  readonly taskAck: Promise<Ack | undefined>;
+  /** Sends `prompt {text}` (legal in `ready`). */
+  prompt(text: string): Promise<Ack>;
+  /** Sends `steer {text}`; text must not be empty. An accepted ack carries `delivery`. */
+  steer(text: string): Promise<Ack>;
+  /** Sends `follow-up {text}`; text must not be empty. An accepted ack carries `delivery`. */
+  followUp(text: string): Promise<Ack>;
+  /** Sends `finalize {note?}`. If the run has not ended `finalizeGraceMs` after acceptance, subvisor cancels it. */
+  finalize(note?: string): Promise<Ack>;
+  /**
+   * Sends `cancel {}` and starts the kill ladder right away: the grace counts from this call, not from
+   * the ack, so a child that never answers (or is still `starting` and slower than `killGraceMs` to get
+   * ready) is killed all the same. Later controls are refused (`run-ended`).
+   */
+  cancel(): Promise<Ack>;
+  /** Sends `close {}`: exit cleanly after the current turn. */
+  close(): Promise<Ack>;
+  /**
+   * Ends the run now: sends `cancel` (when the run is still live), starts the kill ladder and resolves
+   * with the outcome once the whole tree is gone. The outcome is `cancelled` (errorCode `aborted`) unless
+   * the run had already ended otherwise. Safe to call more than once.
+   */
+  terminate(reason?: string): Promise<Outcome>;
+  /**
+   * Ends the run at once: SIGKILLs the process group and every known descendant now (no cancel, no
+   * grace) and resolves with the outcome once the tree is gone. The outcome is `cancelled` (errorCode
+   * `aborted`) unless the run had already ended otherwise.
+   */
+  kill(reason?: string): Promise<Outcome>;
+  /**
+   * The same stream in batches: each step yields every event waiting at that moment (at least one), in
+   * order, the last batch ending with the `exit`. One promise per batch instead of one per event, for
+   * consumers that care about throughput. Same queue semantics and backpressure as the event iterator
+   * (it is one: the first iterator or batch iterator created gets the retained events).
+   */
+  batches(): AsyncIterableIterator<RunEvent[], undefined>;
+  /** Creates an event iterator (see the class notes for the queue semantics). */
+  [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined>;
+  /** `terminate()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}

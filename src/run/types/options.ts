@@ -1,0 +1,95 @@
+// Public options of spawnRun (RunOptions), documented with their defaults.
+import type { ProtocolName } from '../../drivers/index.js';
+
+/**
+ * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.
+ *
+ * Invalid options (no command, a negative duration, a first prompt too large for one wire line) make
+ * `spawnRun` throw synchronously: nothing has been started at that point.
+ */
+export interface RunOptions {
+  /**
+   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory).
+   * Every protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
+   */
+  protocol?: ProtocolName;
+  /** The program to start. Never run through a shell: arguments are passed as they are. */
+  command: string;
+  /** Arguments of `command`. */
+  args?: readonly string[];
+  /**
+   * The first prompt. It is appended to the control file before the child is spawned, so the child
+   * handles it as soon as it is ready. Without a task the child waits in `ready`; with
+   * `keepAlive: false` that means it is closed right away.
+   */
+  task?: string;
+  /** The run id both sides agree on (`FEN_WIRE_RUN_ID`). Defaults to a random UUID. */
+  runId?: string;
+  /** Working directory of the child. Defaults to the parent's. */
+  cwd?: string;
+  /**
+   * Environment of the child, merged over `process.env`. A key set to `undefined` removes it. The
+   * `FEN_WIRE_*` variables are always set by subvisor and win over this.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Time budget from now. Sets `FEN_WIRE_DEADLINE` (whole Unix seconds, rounded up) and a parent-side
+   * timer: when the child has not exited by that (rounded-up) deadline, the kill ladder starts and the
+   * outcome is `timed-out`. Mutually exclusive with `deadline`.
+   */
+  timeoutMs?: number;
+  /** Absolute deadline (a `Date` or epoch milliseconds); see `timeoutMs`. */
+  deadline?: Date | number;
+  /**
+   * Grace given to the child at each step of the kill ladder: after a moment the child should exit
+   * (its `exit` event, a `cancel()` sent, the deadline, a protocol failure, abort, disposal), wait this
+   * long, then SIGTERM the tree, wait this long again, then SIGKILL it. Default 3000.
+   */
+  killGraceMs?: number;
+  /** How long an accepted `finalize` may take before subvisor sends `cancel`. Default 120000. */
+  finalizeGraceMs?: number;
+  /** How long the child may take to say `ready`; past it the tree is killed and the outcome is `failed`. Default 30000. */
+  readyTimeoutMs?: number;
+  /**
+   * How long a control waits for its `control-ack` before its promise resolves `unanswered`. Default:
+   * no timeout (the ack is awaited until the run ends, then it is `unanswered`).
+   */
+  ackTimeoutMs?: number;
+  /**
+   * `false` (default): once the mirrored state is `ready` and every control sent has been answered,
+   * subvisor sends `close`, as Fen's own parent does, so a run ends after its work. `true`: the run
+   * stays open in `ready` for more prompts until you call `close()`, `finalize()` or `cancel()`.
+   */
+  keepAlive?: boolean;
+  /** Where the private run directory is created (mode 0700). Default `os.tmpdir()`. */
+  stateDir?: string;
+  /** Aborting it cancels the run and starts the kill ladder; the outcome is `cancelled`. */
+  signal?: AbortSignal;
+  /** Largest `final-text-path` file subvisor reads. Default 64 MiB. */
+  maxFinalTextBytes?: number;
+  /** Keep the run directory (control and event files) after the run, for debugging. Default false. */
+  keepFiles?: boolean;
+  /**
+   * `true` (default): events that arrive before the first async iterator is created are kept, so a
+   * late `for await` still sees every event from the first. Set `false` when you only listen with
+   * `on(...)` or await the outcome: then nothing is retained and an iterator created later sees only
+   * the events that arrive after it.
+   */
+  retainEvents?: boolean;
+  /**
+   * Backpressure: while an active iterator has more than this many events waiting, subvisor stops
+   * reading the event file (the file is the buffer) and resumes when the iterator drains. Default 1024.
+   */
+  highWaterMark?: number;
+  /** Bytes of the child's combined stdout/stderr kept in `outcome.outputTail`. Default 65536. */
+  outputTailBytes?: number;
+  /**
+   * `true` (default): while this run is alive, SIGINT/SIGTERM of the parent process cancel it and reap
+   * its tree within a short grace (1 s per step), then the signal takes its normal course (the process
+   * dies with 130/143 unless it has other listeners for that signal). Pass `false` when your program
+   * handles these signals itself (call `terminate()`/`kill()` from your handler). Either way every tree
+   * still alive when the process exits is SIGKILLed synchronously from an `exit` hook.
+   */
+  handleParentSignals?: boolean;
+}
+

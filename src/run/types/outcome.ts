@@ -1,0 +1,71 @@
+// Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
+import type { JsonObject } from '../../wire/index.js';
+
+/** Final status of a run. */
+export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
+
+/**
+ * Why a run did not end as planned; set together with `outcome.error`.
+ * - `spawn-failed`: the command could not be started (ENOENT, EACCES...). The CLI maps it to exit code 3.
+ * - `version-mismatch`, `foreign-run`, `event-file-truncated`: protocol failures (the run was cancelled and reaped).
+ * - `ready-timeout`: no `ready` within `readyTimeoutMs`.
+ * - `deadline`: the parent enforced the deadline (status `timed-out`).
+ * - `aborted`: the parent cancelled the run: `cancel()`, the `signal`, `terminate()` or disposal (status `cancelled`).
+ * - `finalize-timeout`: an accepted finalize did not end the run within `finalizeGraceMs`, so it was cancelled.
+ * - `no-exit-event`: the process ended without writing `exit` (crash).
+ * - `child-error`: the child's own `exit` said failed/timed-out/cancelled with an error text.
+ * - `channel-error`: reading the event file or writing the control file failed.
+ * - `parent-shutdown`: the parent process received SIGINT/SIGTERM.
+ */
+export type OutcomeErrorCode =
+  | 'spawn-failed'
+  | 'version-mismatch'
+  | 'foreign-run'
+  | 'event-file-truncated'
+  | 'ready-timeout'
+  | 'deadline'
+  | 'aborted'
+  | 'finalize-timeout'
+  | 'no-exit-event'
+  | 'child-error'
+  | 'channel-error'
+  | 'parent-shutdown';
+
+/** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
+export interface Outcome {
+  runId: string;
+  status: OutcomeStatus;
+  /** The whole answer (from `final-text-path` when the child wrote one and it was safe to read). */
+  finalText?: string;
+  /** True only when `finalText` is known to be incomplete (or missing after `exit done`). */
+  truncated: boolean;
+  /** Why the answer is incomplete or missing. */
+  truncationNote?: string;
+  /** The result's stop reason. */
+  stopReason?: string;
+  /** Token usage: the result's, or else summed from every `turn-complete`. */
+  usage?: JsonObject;
+  /** Number of turns the run went through (the highest turn number seen). */
+  turns: number;
+  /** A human-readable reason when the run did not end `done` cleanly (the child's own error when it gave one). */
+  error?: string;
+  /** Machine-readable category of `error`. */
+  errorCode?: OutcomeErrorCode;
+  /** True when the command could not be started at all (`errorCode` is `spawn-failed`). */
+  spawnFailed: boolean;
+  /** The process's exit code (null when killed by a signal or never started). */
+  exitCode: number | null;
+  /** The signal that ended the process, if any. */
+  signal: NodeJS.Signals | null;
+  /** subvisor had to signal the process tree (SIGTERM or more). */
+  killed: boolean;
+  /** SIGKILL was needed because something survived SIGTERM. */
+  escalated: boolean;
+  /** Event lines that were rejected (every `rejected` event). */
+  rejectedLines: number;
+  /** The last bytes (`outputTailBytes`) of the child's stdout and stderr, interleaved as they arrived. */
+  outputTail: string;
+  /** Wall time from `spawnRun` to the outcome. */
+  durationMs: number;
+}
+
