@@ -1,5 +1,9 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
+import { PROTOCOLS } from '../drivers/index.js';
+import type { ProtocolName } from '../drivers/index.js';
+import { APPROVE_MODES } from './approval-policy.js';
+import type { ApproveMode } from './approval-policy.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
 
@@ -9,6 +13,10 @@ export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
+  /** --protocol NAME (default fen). */
+  protocol: ProtocolName;
+  /** --approve MODE: how fuseraft approval requests are answered (default never). */
+  approve: ApproveMode;
   command: string;
   args: string[];
   /** --task TEXT */
@@ -59,6 +67,8 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 const OPTION_SPEC = {
   task: { type: 'string' },
   'task-file': { type: 'string' },
+  protocol: { type: 'string' },
+  approve: { type: 'string' },
   output: { type: 'string', short: 'o' },
   controls: { type: 'string' },
   'run-id': { type: 'string' },
@@ -167,7 +177,24 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     );
   }
 
+  const protocol = values.protocol ?? 'fen';
+  if (!Object.hasOwn(PROTOCOLS, protocol)) {
+    throw new UsageError(`--protocol "${protocol}" is not one of ${Object.keys(PROTOCOLS).join(', ')}.`);
+  }
+  const approve = values.approve ?? 'never';
+  if (!(APPROVE_MODES as readonly string[]).includes(approve)) {
+    throw new UsageError(`--approve "${approve}" is not one of ${APPROVE_MODES.join(', ')}.`);
+  }
+  if (values.approve !== undefined && !protocol.startsWith('fuseraft')) {
+    throw new UsageError(`--approve answers fuseraft's approval requests; it needs --protocol fuseraft or fuseraft-bridge.`);
+  }
+  if (approve === 'ask' && controls === '-') {
+    throw new UsageError('--approve ask and --controls - would both read standard input; give --controls a file or a named pipe.');
+  }
+
   const options: CliOptions = {
+    protocol: protocol as ProtocolName,
+    approve: approve as ApproveMode,
     command,
     args,
     output: output as OutputMode,

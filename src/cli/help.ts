@@ -64,6 +64,15 @@ ${section('Controls while it runs', [
     'skipped. Each ack (and each steer/follow-up delivery) is reported.'],
 ])}
 
+${section('Protocol', [
+  ['--protocol NAME', "what the child speaks: fen (default; Fen's wire protocol), fuseraft",
+    '(fuseraft repl --vscode --no-banner), fuseraft-bridge (fuseraft run',
+    '--bridge -c CONFIG; the task is appended as its last argument)'],
+  ['--approve MODE', "fuseraft's approval requests: never (default) denies all; always-known",
+    'approves the four documented kinds, denies others; ask asks on the',
+    'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
+])}
+
 ${section('Run options', [
   ['--run-id ID', 'run id shared with the child (default: a random UUID)'],
   ['--cwd DIR', 'working directory of the child'],

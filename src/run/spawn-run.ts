@@ -15,6 +15,7 @@ export const RUN_DEFAULTS = {
   maxFinalTextBytes: 64 * 1024 * 1024,
   highWaterMark: 1024,
   outputTailBytes: 64 * 1024,
+  maxLineBytes: 16 * 1024 * 1024,
 } as const;
 
 /**
@@ -98,7 +99,15 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
     outputTailBytes: size('outputTailBytes', options.outputTailBytes ?? RUN_DEFAULTS.outputTailBytes),
     handleParentSignals: options.handleParentSignals ?? true,
+    approve: callback('approve', options.approve),
+    answerQuestion: callback('answerQuestion', options.answerQuestion),
+    maxLineBytes: Math.max(1, size('maxLineBytes', options.maxLineBytes ?? RUN_DEFAULTS.maxLineBytes)),
   };
+}
+
+function callback<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`options.${name} must be a function`);
+  return value;
 }
 
 /** Largest delay setTimeout honours; longer ones would fire at once. */

@@ -1,7 +1,6 @@
 // One `fuseraft run --bridge` orchestration session: stdout frames to facts and events, cancel to interrupt. Pure.
 import type { JsonObject, RunState } from '../../wire/index.js';
-import { addUsage } from '../../run/answer.js';
-import { bridgeDisplayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
+import { bridgeDisplayDraft, passthrough, sumUsage, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
@@ -185,7 +184,7 @@ export class BridgeSession {
       };
     }
     const usage = usageOf(message);
-    if (usage !== undefined) addUsage((this.#usage ??= {}), usage);
+    if (usage !== undefined) this.#usage = sumUsage(this.#usage, usage);
     this.#turnOpen = false;
     const complete: Record<string, unknown> = { type: 'turn-complete', turn: this.#turn, stopReason: 'end_turn', ...base };
     if (usage !== undefined) complete['usage'] = usage;

@@ -1,6 +1,6 @@
 // Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import type { RunEventType } from '../../run/types.js';
+import type { RunEventType } from '../../run/types/index.js';
 import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
 import type { Frame } from './frames.js';
 
@@ -111,6 +111,16 @@ export function usageOf(source: JsonObject): JsonObject | undefined {
     if (value !== undefined) (usage ??= {})[key] = value;
   }
   return usage;
+}
+
+/** The sum of two usages from {@link usageOf} (flat token counts). */
+export function sumUsage(total: JsonObject | undefined, usage: JsonObject): JsonObject {
+  const sum: JsonObject = { ...total };
+  for (const [key, value] of Object.entries(usage)) {
+    const current = sum[key];
+    sum[key] = (typeof current === 'number' ? current : 0) + (typeof value === 'number' ? value : 0);
+  }
+  return sum;
 }
 
 /** Copies the frame fields named in `names` (frame key -> draft key) that are present and not null. */

@@ -1,5 +1,6 @@
 // Public options of spawnRun (RunOptions), documented with their defaults.
 import type { ProtocolName } from '../../drivers/index.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../../drivers/fuseraft/prompts.js';
 
 /**
  * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.
@@ -9,7 +10,9 @@ import type { ProtocolName } from '../../drivers/index.js';
  */
 export interface RunOptions {
   /**
-   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory).
+   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory),
+   * `'fuseraft'` (`fuseraft repl --vscode --no-banner`) or `'fuseraft-bridge'` (`fuseraft run --bridge
+   * -c <config>`, the task appended as its last argument); see docs/fuseraft.md.
    * Every protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
    */
   protocol?: ProtocolName;
@@ -91,5 +94,21 @@ export interface RunOptions {
    * still alive when the process exits is SIGKILLed synchronously from an `exit` hook.
    */
   handleParentSignals?: boolean;
+  /**
+   * fuseraft only: decides each `approval_request`, one at a time, in order (sync or async). Without
+   * it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
+   * answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
+   */
+  approve?: ApproveCallback;
+  /**
+   * fuseraft repl only: answers each `question` (the text, or null to skip). Given, subvisor sets
+   * `FUSERAFT_VSCODE_QUESTIONS=1` so fuseraft may ask; without it, `0`. Other protocols ignore it.
+   */
+  answerQuestion?: AnswerQuestionCallback;
+  /**
+   * Protocols that read the child's stdout as lines (fuseraft): the longest line accepted, in bytes.
+   * A longer one is skipped and reported as a `too-large` rejection. Default 16 MiB.
+   */
+  maxLineBytes?: number;
 }
 
