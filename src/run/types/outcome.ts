@@ -15,7 +15,7 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `no-exit-event`: the process ended without writing `exit` (crash).
  * - `child-error`: the child's own `exit` said failed/timed-out/cancelled with an error text.
  * - `channel-error`: reading the event file or writing the control file failed.
- * - `parent-shutdown`: the parent process received SIGINT/SIGTERM.
+ * - `parent-shutdown`: the parent process received SIGINT, SIGTERM or SIGHUP.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
