@@ -56,7 +56,8 @@ const behaviours = {
   },
   async *steerable(scope, prompt) {
     yield { type: 'text', delta: `working on ${prompt.text}. ` };
-    for (let wait = 0; wait < 100 && steers.length === 0; wait++) await sleep(20);
+    // Every test that uses this behaviour sends a steer: wait for it however slow the machine is.
+    for (let wait = 0; wait < 3000 && steers.length === 0; wait++) await sleep(20);
     yield { type: 'text', delta: `steered: ${steers.join(', ') || 'none'}` };
     yield { type: 'completed' };
   },
