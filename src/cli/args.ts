@@ -1,5 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
+import type { ProtocolName } from '../drivers/index.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
 
@@ -7,8 +8,13 @@ export type OutputMode = 'text' | 'events' | 'json';
 
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
+/** The child protocols supervise speaks (`--protocol`). */
+export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep'];
+
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
+  /** --protocol NAME (default fen) */
+  protocol: ProtocolName;
   command: string;
   args: string[];
   /** --task TEXT */
@@ -57,6 +63,7 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 }
 
 const OPTION_SPEC = {
+  protocol: { type: 'string' },
   task: { type: 'string' },
   'task-file': { type: 'string' },
   output: { type: 'string', short: 'o' },
@@ -160,6 +167,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(OUTPUT_MODES as readonly string[]).includes(output)) {
     throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
   }
+  const protocol = values.protocol ?? 'fen';
+  if (!(PROTOCOL_NAMES as readonly string[]).includes(protocol)) {
+    throw new UsageError(`--protocol "${protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}.`);
+  }
   const controls = nonEmpty('controls', values.controls);
   if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {
     throw new UsageError(
@@ -168,6 +179,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   }
 
   const options: CliOptions = {
+    protocol: protocol as ProtocolName,
     command,
     args,
     output: output as OutputMode,

@@ -41,6 +41,7 @@ function requireDirectory(option: string, path: string | undefined): void {
 
 function runOptionsFrom(options: CliOptions, task: string): RunOptions {
   const runOptions: RunOptions = {
+    protocol: options.protocol,
     command: options.command,
     args: options.args,
     task,

@@ -1,6 +1,7 @@
 // The protocol registry: every protocol name spawnRun accepts, and the driver that speaks it.
 import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
+import { hepProtocol } from './hep/hep-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
@@ -8,6 +9,7 @@ import { fenProtocol } from './fen/fen-driver.js';
  */
 export const PROTOCOLS = {
   fen: fenProtocol,
+  hep: hepProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */

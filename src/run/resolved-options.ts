@@ -18,6 +18,7 @@ export interface ResolvedRunOptions {
   stateDir: string;
   signal: AbortSignal | undefined;
   maxFinalTextBytes: number;
+  maxFrameBytes: number;
   keepFiles: boolean;
   retainEvents: boolean;
   highWaterMark: number;

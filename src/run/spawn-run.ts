@@ -13,6 +13,7 @@ export const RUN_DEFAULTS = {
   finalizeGraceMs: 120_000,
   readyTimeoutMs: 30_000,
   maxFinalTextBytes: 64 * 1024 * 1024,
+  maxFrameBytes: 16 * 1024 * 1024,
   highWaterMark: 1024,
   outputTailBytes: 64 * 1024,
 } as const;
@@ -93,6 +94,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     stateDir: options.stateDir ?? tmpdir(),
     signal: options.signal,
     maxFinalTextBytes: size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes),
+    maxFrameBytes: Math.max(1, size('maxFrameBytes', options.maxFrameBytes ?? RUN_DEFAULTS.maxFrameBytes)),
     keepFiles: options.keepFiles ?? false,
     retainEvents: options.retainEvents ?? true,
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),

@@ -9,8 +9,9 @@ import type { ProtocolName } from '../../drivers/index.js';
  */
 export interface RunOptions {
   /**
-   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory).
-   * Every protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
+   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory) or
+   * `'hep'` (Fa's HEP v1: `command args -p <task>`, frames on stdout; `task` is required). Every
+   * protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
    */
   protocol?: ProtocolName;
   /** The program to start. Never run through a shell: arguments are passed as they are. */
@@ -81,7 +82,14 @@ export interface RunOptions {
    * reading the event file (the file is the buffer) and resumes when the iterator drains. Default 1024.
    */
   highWaterMark?: number;
-  /** Bytes of the child's combined stdout/stderr kept in `outcome.outputTail`. Default 65536. */
+  /**
+   * Protocols that frame messages as stdout lines (HEP): the longest line read, in bytes. A longer one
+   * is rejected (`too-large`), skipped to its newline, and the answer is marked truncated. HEP does
+   * not bound its frames (a long answer is one `turn_done` line), so the default is generous: 16 MiB.
+   * Fen's lines are bounded by its spec (64 KiB) and ignore this.
+   */
+  maxFrameBytes?: number;
+  /** Bytes of the child's combined stdout/stderr (stderr only under HEP) kept in `outcome.outputTail`. Default 65536. */
   outputTailBytes?: number;
   /**
    * `true` (default): while this run is alive, SIGINT/SIGTERM of the parent process cancel it and reap
