@@ -10,7 +10,7 @@ import { inFreshProcess, ROOT } from './lib/harness.mjs';
 import { survivorsAfter, TAG_VARIABLE } from './lib/hygiene.mjs';
 import { formatTable } from './lib/table.mjs';
 
-const BENCHES = ['latency', 'throughput', 'scale', 'spawn', 'wire'];
+const BENCHES = ['latency', 'throughput', 'scale', 'spawn', 'watchdog', 'wire'];
 const BENCH_TIMEOUT_MS = 240_000;
 const BUILD_INPUTS = ['src', 'tsup.config.ts', 'package.json', 'tsconfig.json'];
 const BUILD_OUTPUTS = ['dist/index.js', 'dist/wire/index.js', 'dist/testing/index.js', 'dist/testing/fake-child.js'];

@@ -91,6 +91,7 @@ describe('blocks run by this test', () => {
     ['supervise', 'dist/cli/supervise.js'],
     ['subvisor-fake-child', 'dist/testing/fake-child.js'],
     ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
+    ['subvisor-fake-fuseraft', 'dist/testing/fake-fuseraft.js'],
   ] as const) {
     const path = join(bin, name);
     writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);

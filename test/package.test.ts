@@ -64,7 +64,8 @@ describe('npm pack', () => {
     const allowed = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^docs\/[\w-]+\.md$/, /^dist\/[\w/-]+\.(js|d\.ts)$/];
     const unexpected = packed.filter((path) => !allowed.some((pattern) => pattern.test(path)));
     expect(unexpected, 'files that should not be published (source maps, sources, tests...)').toEqual([]);
-    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md'];
+    // The watchdog execs Node on the reaper by its path inside the installed package.
+    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md', 'dist/run/reaper.js'];
     for (const target of Object.values(manifest.exports)) {
       if (typeof target === 'string') continue;
       required.push(target.types!.slice(2), target.default!.slice(2));

@@ -355,7 +355,7 @@ function runScript(script: string, args: string[], onLine?: (line: string, kill:
 }
 
 describe('the parent process', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
     'receiving %s with runs alive: every tree is reaped, the parent exits as the signal says',
     async (signal) => {
       const stateDir = freshStateDir();
@@ -372,8 +372,17 @@ describe('the parent process', () => {
         });
         expect(report, `the script reported its runs (stdout: ${result.stdout} stderr: ${result.stderr})`).toHaveLength(3);
         expect(result.signal ?? result.code, result.stderr).toSatisfy(
-          (how: unknown) => how === signal || how === (signal === 'SIGTERM' ? 143 : 130),
+          (how: unknown) => how === signal || how === { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[signal],
         );
+        // The parent's own handler reaped them (the watchdog would too, but only after the parent died):
+        // every run's kill ladder ran inside the parent before it died.
+        const killed = new Set(
+          result.stdout
+            .split('\n')
+            .filter((line) => line.startsWith('KILL '))
+            .map((line) => (JSON.parse(line.slice('KILL '.length)) as { index: number }).index),
+        );
+        expect([...killed].sort(), result.stdout).toEqual([0, 1, 2]);
         const pids = report.flatMap((entry) => [entry.pid, ...entry.grandchildren]);
         expect(pids).toHaveLength(9);
         // The grandchildren would live 60 s on their own: they must be gone now.
@@ -404,7 +413,7 @@ describe('the parent process', () => {
         expect(summary.status).toBe({ echo: 'done', stubborn: 'cancelled', abort: 'cancelled' }[mode]);
         if (mode === 'echo') expect(summary.finalText).toBe('echo:lone');
         if (mode === 'stubborn') expect(summary.escalated).toBe(true);
-        expect(summary.handlers).toEqual({ SIGINT: 0, SIGTERM: 0, exit: 0 });
+        expect(summary.handlers).toEqual({ SIGINT: 0, SIGTERM: 0, SIGHUP: 0, exit: 0 });
         expectEmptyStateDir(stateDir);
       } finally {
         rmSync(stateDir, { recursive: true, force: true });

@@ -44,6 +44,18 @@ export interface Launch {
   process?: ProcessPlan;
   /** The ref of the task prompt when the driver sent it: its ack becomes `run.taskAck`. */
   taskRef?: number;
+  /**
+   * The files this run made and the directory holding them, which the parent's watchdog removes should
+   * the parent die before {@link Driver.dispose} (only these paths, then the directory if that left it
+   * empty). Absent when nothing is to be removed (no files, or `keepFiles`).
+   */
+  ownFiles?: OwnFiles;
+}
+
+/** Files of one run, for the watchdog (see {@link Launch.ownFiles}). */
+export interface OwnFiles {
+  dir: string;
+  files: string[];
 }
 
 /** The started child's pipes, for a driver whose plan asked for them. */

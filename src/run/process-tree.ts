@@ -1,6 +1,6 @@
 // Finds and signals a process tree: the child's process group plus every descendant seen while it lived.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import treeKill from 'tree-kill';
 
 /** One row of the process table. */
 interface ProcessRow {
@@ -14,19 +14,41 @@ interface ProcessRow {
 
 type ProcessTable = Map<number, ProcessRow>;
 
-let hasProcFs: boolean | undefined;
+/**
+ * Whether /proc can be read (Linux). Where it cannot (macOS, Windows) the tree is only what the OS
+ * offers without it: the process group, and descendants that `tree-kill` finds from the root while
+ * the root is alive (see docs/reliability.md).
+ */
+let hasProcFs = readableProcFs();
 
-/** Reads /proc/<pid>/stat of every process (Linux), or asks `ps` where there is no /proc. Never throws. */
+/**
+ * @internal Makes this process behave as if there were no /proc (`false`), so the path taken on
+ * macOS and Windows can be tested on Linux; `true` goes back. Returns the previous value.
+ */
+export function useProcFs(available: boolean): boolean {
+  const previous = hasProcFs;
+  hasProcFs = available && readableProcFs();
+  return previous;
+}
+
+function readableProcFs(): boolean {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Reads /proc/<pid>/stat of every process; empty where there is no /proc. Never throws. */
 function scanProcesses(): ProcessTable {
-  hasProcFs ??= (() => {
-    try {
-      readFileSync('/proc/self/stat');
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  return hasProcFs ? scanProcFs() : scanPs();
+  const table: ProcessTable = new Map();
+  if (!hasProcFs) return table;
+  for (const entry of procPidEntries()) {
+    const row = readRow(Number(entry));
+    if (row !== undefined) table.set(row.pid, row); // undefined: it ended while we looked
+  }
+  return table;
 }
 
 /** The /proc entries that are processes (their names start with a digit); none when /proc cannot be read. */
@@ -41,40 +63,6 @@ function procPidEntries(): string[] {
     const first = entry.charCodeAt(0);
     return first >= 48 && first <= 57;
   });
-}
-
-function scanProcFs(): ProcessTable {
-  const table: ProcessTable = new Map();
-  for (const entry of procPidEntries()) {
-    const row = readRow(Number(entry));
-    if (row !== undefined) table.set(row.pid, row); // undefined: it ended while we looked
-  }
-  return table;
-}
-
-function scanPs(): ProcessTable {
-  const table: ProcessTable = new Map();
-  let output: string;
-  try {
-    output = execFileSync('ps', ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'pgid=', '-o', 'stat='], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-  } catch {
-    return table;
-  }
-  for (const line of output.split('\n')) {
-    const [pid, ppid, pgrp, state] = line.trim().split(/\s+/);
-    if (pid === undefined || ppid === undefined || pgrp === undefined) continue;
-    table.set(Number(pid), {
-      pid: Number(pid),
-      ppid: Number(ppid),
-      pgrp: Number(pgrp),
-      start: '',
-      zombie: (state ?? '').startsWith('Z'),
-    });
-  }
-  return table;
 }
 
 /**
@@ -167,19 +155,44 @@ function send(target: number, signal: NodeJS.Signals): boolean {
  * The tree of a child started as a process-group leader. It remembers every descendant it has seen
  * (with its start time, so a reused pid is never signalled): a descendant that called setsid leaves
  * the group, and once its parent died it hangs off PID 1 where no walk from the root finds it.
+ *
+ * Nothing outside the tree is ever signalled: a pid counts only with the start time it had when first
+ * seen, and the process group only while it still holds a process known to be ours (the root with its
+ * start time, a known descendant, or one carrying the marker), since a group id is free for reuse once
+ * its last member is gone.
+ *
+ * Without /proc (macOS, Windows) there is no table to remember anything from: the tree is the process
+ * group plus whatever `tree-kill` finds below the root at each signal while the root is alive.
  */
 export class ProcessTree {
   readonly root: number;
+  /** Pid -> start time when first seen ('' only where there is no /proc to read it from). */
   readonly #known = new Map<number, string>();
   readonly #marker: string | undefined;
+  /** Where there is no /proc: the root exited, so its pid may be reused and must not be walked from. */
+  #rootExited = false;
   /** When `isGone()` last paid for a whole-table check. */
   #lastFullCheck = 0;
 
-  /** `marker` (`NAME=value`, unique to this tree) is an environment entry every descendant inherited. */
-  constructor(root: number, marker?: string) {
+  /**
+   * `marker` (`NAME=value`, unique to this tree) is an environment entry every descendant inherited.
+   * `rootStart` is the root's start time when the caller read it earlier (the watchdog, long after the
+   * spawn); otherwise it is read now, right after the spawn, while the pid is surely the root's.
+   */
+  constructor(root: number, marker?: string, rootStart?: string) {
     this.root = root;
     this.#marker = marker;
-    this.#known.set(root, '');
+    this.#known.set(root, rootStart ?? readRow(root)?.start ?? '');
+  }
+
+  /** The root's start time as recorded ('' where there is no /proc): what the watchdog is told. */
+  get rootStart(): string {
+    return this.#known.get(this.root) ?? '';
+  }
+
+  /** The root exited: from now on its pid may belong to another process. */
+  rootExited(): void {
+    this.#rootExited = true;
   }
 
   /**
@@ -197,7 +210,7 @@ export class ProcessTree {
     this.refresh(table);
   }
 
-  /** Walks the process table from the root, every known member still alive and every group member; remembers what it finds. */
+  /** Walks the process table from every known member still alive and every group member; remembers what it finds. */
   refresh(table: ProcessTable = scanProcesses()): void {
     const children = new Map<number, number[]>();
     for (const row of table.values()) {
@@ -208,12 +221,9 @@ export class ProcessTree {
     const queue: number[] = [];
     for (const [pid, start] of this.#known) {
       const row = table.get(pid);
-      if (row !== undefined && !row.zombie && (start === '' || start === row.start)) {
-        if (start === '') this.#known.set(pid, row.start);
-        queue.push(pid);
-      }
+      if (row !== undefined && !row.zombie && start === row.start) queue.push(pid);
     }
-    for (const row of table.values()) if (row.pgrp === this.root && !row.zombie) queue.push(row.pid);
+    queue.push(...this.#groupMembers(table));
     const seen = new Set<number>();
     while (queue.length > 0) {
       const pid = queue.pop()!;
@@ -227,14 +237,14 @@ export class ProcessTree {
 
   /**
    * Cheap check for the kill ladder's polling: no known descendant outside the group is alive and the
-   * group is empty. A group that still exists may hold only zombies: that is settled by a whole-table
-   * check at most every `FULL_CHECK_MS`.
+   * group is empty. A group that still exists may hold only zombies (or, once every member of ours is
+   * gone, be someone else's): that is settled by a whole-table check at most every `FULL_CHECK_MS`.
    */
   isGone(): boolean {
-    if (!hasProcFs) return !groupExists(this.root) && this.alive().length === 0;
+    if (!hasProcFs) return !groupExists(this.root);
     for (const [pid, start] of this.#known) {
       const row = readRow(pid);
-      if (row !== undefined && !row.zombie && (start === '' || start === row.start) && row.pgrp !== this.root) return false;
+      if (row !== undefined && !row.zombie && start === row.start && row.pgrp !== this.root) return false;
     }
     if (!groupExists(this.root)) return true;
     const now = Date.now();
@@ -246,8 +256,11 @@ export class ProcessTree {
   /**
    * Walks down from the root through /proc/<pid>/task/<tid>/children: the snapshot taken right before
    * signalling while the root may still be alive, in O(tree) reads. Falls back to the whole table.
+   * Only from the root itself (same start time): a reused pid's children are not ours.
    */
   #snapshotFromRoot(): void {
+    const rootRow = readRow(this.root);
+    if (rootRow === undefined || rootRow.start !== this.rootStart) return;
     const queue = [this.root];
     const seen = new Set<number>();
     while (queue.length > 0) {
@@ -270,15 +283,25 @@ export class ProcessTree {
     }
   }
 
+  /** Whether `row` is a live process this tree knows (same pid, same start time). */
+  #isKnown(row: ProcessRow): boolean {
+    return !row.zombie && this.#known.get(row.pid) === row.start;
+  }
+
+  /**
+   * Live members of the process group, or none when the group no longer holds any process known to be
+   * ours: then its id may have been reused by an unrelated group.
+   */
+  #groupMembers(table: ProcessTable): number[] {
+    const members = [...table.values()].filter((row) => row.pgrp === this.root && !row.zombie);
+    return members.some((row) => this.#isKnown(row)) ? members.map((row) => row.pid) : [];
+  }
+
   /** Pids of the tree that are still alive (not zombies): group members and known descendants. */
   alive(table: ProcessTable = scanProcesses()): number[] {
-    const alive = new Set<number>();
-    for (const row of table.values()) {
-      if (row.zombie) continue;
-      if (row.pgrp === this.root) alive.add(row.pid);
-      const start = this.#known.get(row.pid);
-      if (start !== undefined && (start === '' || start === row.start)) alive.add(row.pid);
-    }
+    if (!hasProcFs) return groupExists(this.root) ? [this.root] : [];
+    const alive = new Set(this.#groupMembers(table));
+    for (const row of table.values()) if (this.#isKnown(row)) alive.add(row.pid);
     return [...alive];
   }
 
@@ -286,21 +309,42 @@ export class ProcessTree {
    * Snapshots the tree by ppid links before signalling (while the root may still be alive), signals the
    * group and every live known descendant outside it, then sweeps for the environment marker and
    * signals whatever that found on top. Returns the pids signalled (the group as its leader's pid).
+   * Synchronous with /proc; without it, `now` (the process is exiting) signals the group at once and
+   * gives up on the walk, which needs `ps` to answer.
    */
-  signal(signal: NodeJS.Signals): number[] {
+  signal(signal: NodeJS.Signals, now = false): number[] {
+    if (!hasProcFs) return this.#signalWithoutProcFs(signal, now);
     // Snapshot first (cheaply, from the root down) so descendants are known before the signal kills
-    // the root and orphans them; then the group signal leaves without waiting for a whole-table scan.
-    if (hasProcFs) this.#snapshotFromRoot();
+    // the root and orphans them. While the root itself is alive the group is surely ours and its signal
+    // leaves at once; otherwise only after a table scan proved the group still holds one of ours.
+    this.#snapshotFromRoot();
     const targets: number[] = [];
-    if (send(-this.root, signal)) targets.push(this.root);
+    const rootRow = readRow(this.root);
+    const groupSent = rootRow !== undefined && this.#isKnown(rootRow) && send(-this.root, signal);
+    if (groupSent) targets.push(this.root);
     const table = scanProcesses();
     this.sweep(table);
-    for (const pid of this.alive(table)) {
-      const row = table.get(pid);
-      if (row !== undefined && row.pgrp === this.root) continue; // the group signal reached it
-      if (send(pid, signal)) targets.push(pid);
+    const members = new Set(this.#groupMembers(table));
+    if (!groupSent && members.size > 0 && send(-this.root, signal)) targets.push(this.root);
+    for (const row of table.values()) {
+      if (!this.#isKnown(row) || members.has(row.pid)) continue; // the group signal reached it
+      if (send(row.pid, signal)) targets.push(row.pid);
     }
     return targets;
+  }
+
+  /**
+   * No /proc: `tree-kill` walks the descendants from the root (`ps` on Linux, `pgrep` on macOS,
+   * `taskkill /T /F` on Windows) and signals them, then the group is signalled. The walk comes first:
+   * once the root is dead, its children hang off PID 1 and no walk finds them. It is used only while
+   * the root's pid is surely still the root's: it has not exited, or its group still exists (a pid is
+   * not reused while a group carries its number).
+   */
+  #signalWithoutProcFs(signal: NodeJS.Signals, now: boolean): number[] {
+    const rootIsOurs = !this.#rootExited || groupExists(this.root);
+    if (now || !rootIsOurs) return send(-this.root, signal) ? [this.root] : [];
+    treeKill(this.root, signal, () => send(-this.root, signal));
+    return [this.root];
   }
 }
 

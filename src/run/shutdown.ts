@@ -1,4 +1,6 @@
-// Parent shutdown: while any run is alive, one set of SIGINT/SIGTERM/exit handlers reaps every live tree.
+// Parent shutdown: while any run is alive, one set of SIGINT/SIGTERM/SIGHUP/exit handlers reaps every live tree.
+import { watchRun } from './watchdog.js';
+import type { WatchEntry } from './watchdog.js';
 
 /** What the registry needs from a live run. */
 export interface ShutdownParticipant {
@@ -13,8 +15,11 @@ const SHUTDOWN_GRACE_MS = 1000;
 /** Hard cap on the whole shutdown before the process goes down anyway. */
 const SHUTDOWN_CAP_MS = 5000;
 
-/** Every live run (all are SIGKILLed on 'exit'), and whether it wants the signal handling. */
-const participants = new Map<ShutdownParticipant, { signals: boolean }>();
+/**
+ * Every live run (all are SIGKILLed on 'exit'), whether it wants the signal handling, and how to
+ * take it off the watchdog (which reaps it should the parent die by SIGKILL, where no hook runs).
+ */
+const participants = new Map<ShutdownParticipant, { signals: boolean; unwatch: () => void }>();
 let exitHookInstalled = false;
 let signalHooksInstalled = false;
 let stopping = false;
@@ -42,8 +47,8 @@ function onSignal(signal: NodeJS.Signals): void {
 
 /**
  * Lets the process do what it would have done without our handler: with no other listener for the
- * signal, die by it (exit status 128 + signal number: 130 for SIGINT, 143 for SIGTERM). With other
- * listeners the process would not have died, so it goes on.
+ * signal, die by it (exit status 128 + signal number: 129 for SIGHUP, 130 for SIGINT, 143 for SIGTERM).
+ * With other listeners the process would not have died, so it goes on.
  */
 function reraise(signal: NodeJS.Signals): void {
   stopping = false;
@@ -52,14 +57,18 @@ function reraise(signal: NodeJS.Signals): void {
   else refresh();
 }
 
-const onSigint = () => onSignal('SIGINT');
-const onSigterm = () => onSignal('SIGTERM');
+/**
+ * The signals that end a process by default and that a user or the system sends to stop it: Ctrl-C,
+ * `kill`, and SIGHUP (a terminal closed, an SSH session dropped). SIGKILL cannot be caught: the
+ * watchdog covers it.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const signalHandlers = new Map(STOP_SIGNALS.map((signal) => [signal, () => onSignal(signal)]));
 
 function uninstallSignalHooks(): void {
   if (!signalHooksInstalled) return;
   signalHooksInstalled = false;
-  process.off('SIGINT', onSigint);
-  process.off('SIGTERM', onSigterm);
+  for (const [signal, handler] of signalHandlers) process.off(signal, handler);
 }
 
 /** Installs exactly the hooks the live runs need, and nothing when no run is alive. */
@@ -72,23 +81,34 @@ function refresh(): void {
   if (stopping) return; // keep the signal hooks until the shutdown in progress is over
   if (wantSignals && !signalHooksInstalled) {
     signalHooksInstalled = true;
-    process.on('SIGINT', onSigint);
-    process.on('SIGTERM', onSigterm);
+    for (const [signal, handler] of signalHandlers) process.on(signal, handler);
   }
   if (!wantSignals) uninstallSignalHooks();
 }
 
 /**
- * Adds a live run. With `signals` (the default of `handleParentSignals`) SIGINT/SIGTERM of the parent
- * cancel and reap it; every live run is SIGKILLed when the process exits.
+ * Adds a live run. With `signals` (the default of `handleParentSignals`) SIGINT/SIGTERM/SIGHUP of the
+ * parent cancel and reap it; every live run is SIGKILLed when the process exits.
  */
 export function registerLiveRun(participant: ShutdownParticipant, signals: boolean): void {
-  participants.set(participant, { signals });
+  participants.set(participant, { signals, unwatch: () => undefined });
   refresh();
 }
 
-/** Removes a finished run; the hooks go with the last one. */
+/**
+ * The live run's process started: the watchdog reaps its tree and removes its files should the parent
+ * die without running any hook. Forgotten by {@link unregisterLiveRun}.
+ */
+export function watchLiveRun(participant: ShutdownParticipant, watch: WatchEntry): void {
+  const record = participants.get(participant);
+  if (record === undefined) return;
+  record.unwatch();
+  record.unwatch = watchRun(watch);
+}
+
+/** Removes a finished run (its files already removed); the hooks go with the last one. */
 export function unregisterLiveRun(participant: ShutdownParticipant): void {
+  participants.get(participant)?.unwatch();
   participants.delete(participant);
   refresh();
 }

@@ -2,7 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { PROTOCOLS, protocolNamed } from '../drivers/index.js';
+import { linkAbortSignal } from './abort-link.js';
 import type { Protocol } from './driver.js';
+import { refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
 import { SupervisedRun } from './supervised-run.js';
 import type { Run, RunOptions } from './types/index.js';
@@ -30,7 +32,11 @@ export function spawnRun(options: RunOptions): Run {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options);
   protocol.validate(resolved);
-  return new SupervisedRun(resolved, protocol);
+  // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
+  const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
+  const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
+  if (link !== undefined) void run.outcome.then(link.release);
+  return run;
 }
 
 function protocolOf(options: RunOptions): Protocol {
@@ -46,16 +52,30 @@ function protocolOf(options: RunOptions): Protocol {
 /** Applies the defaults and checks the options every protocol shares. */
 export function resolveOptions(options: RunOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
+  refuseUnknownKeys(options);
   const { command } = options;
   if (typeof command !== 'string' || command === '') throw new TypeError('options.command must be a non-empty string');
+  refuseNul('command', command);
   const args = options.args ?? [];
   if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
     throw new TypeError('options.args must be an array of strings');
   }
+  args.forEach((arg, index) => refuseNul(`args[${index}]`, arg));
   const runId = options.runId ?? randomUUID();
   if (typeof runId !== 'string' || runId === '') throw new TypeError('options.runId must be a non-empty string');
+  refuseNul('runId', runId);
+  for (const name of ['cwd', 'stateDir'] as const) {
+    const path = options[name];
+    if (path === undefined) continue;
+    if (typeof path !== 'string' || path === '') throw new TypeError(`options.${name} must be a non-empty string`);
+    refuseNul(name, path);
+  }
   const task = options.task;
   if (task !== undefined && typeof task !== 'string') throw new TypeError('options.task must be a string');
+  if (task === '') {
+    // Like an empty steer: the child would accept it and never start a turn for it.
+    throw new TypeError('options.task must not be empty: the child would never start a turn for it (leave task out to start in ready)');
+  }
   if (options.timeoutMs !== undefined && options.deadline !== undefined) {
     throw new TypeError('pass either options.timeoutMs or options.deadline, not both');
   }
@@ -69,10 +89,16 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
   }
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null)) {
+    throw new TypeError('options.env must be an object of strings');
+  }
   for (const [key, value] of Object.entries(options.env ?? {})) {
+    refuseNul(`env key ${JSON.stringify(key)}`, key);
     if (value === undefined) delete env[key];
-    else if (typeof value === 'string') env[key] = value;
-    else throw new TypeError(`options.env.${key} must be a string or undefined`);
+    else if (typeof value === 'string') {
+      refuseNul(`env.${key}`, value);
+      env[key] = value;
+    } else throw new TypeError(`options.env.${key} must be a string or undefined`);
   }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new TypeError('options.signal must be an AbortSignal');

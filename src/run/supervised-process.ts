@@ -5,6 +5,8 @@ import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import type { KillStep } from './types/index.js';
+import type { OwnFiles } from './driver.js';
+import type { WatchEntry } from './watchdog.js';
 
 export interface SupervisedProcessOptions {
   command: string;
@@ -115,21 +117,28 @@ export class SupervisedProcess {
         windowsHide: true,
       });
     } catch (error) {
-      this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
+      this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
     }
     this.#subprocess = subprocess;
     this.pid = subprocess?.pid;
     if (subprocess !== undefined) {
-      // reject:false already turns failures into results; this only guards against the unexpected.
-      subprocess.catch(() => undefined);
       let spawned = false;
       subprocess.once('spawn', () => (spawned = true));
-      subprocess.on('error', (error) => {
-        if (!spawned && this.#exit === undefined) {
-          this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options.cwd) });
-        }
-      });
+      // 'exit' comes as soon as the root is gone (the settled promise also waits for the pipes, which a
+      // surviving grandchild may hold open for as long as it lives).
       subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
+      // The settled promise covers what no event reports: when the OS refuses the spawn synchronously
+      // (E2BIG, ...), execa hands back a stand-in process that never emits 'error' or 'exit', and its
+      // promise resolves (reject: false) with the OS error as `cause`.
+      subprocess.then(
+        (result) => {
+          if (spawned) this.#settleExit({ exitCode: result.exitCode ?? null, signal: (result.signal as NodeJS.Signals | undefined) ?? null });
+          else this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(result.cause ?? result, options) });
+        },
+        (error: unknown) => {
+          if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
+        },
+      );
       if (options.stdout !== 'driver') subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
       subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
       // A child that exits while we write must not crash the parent: the writer sees the failed write.
@@ -176,11 +185,21 @@ export class SupervisedProcess {
   /** Synchronously SIGKILLs the group and every known descendant (for the parent's 'exit' handler). */
   killNow(): void {
     if (this.#tree === undefined) return;
-    const pids = this.#tree.signal('SIGKILL');
+    const pids = this.#tree.signal('SIGKILL', true);
     if (pids.length === 0) return;
     this.#killed = true;
     this.#escalated = true;
     this.#options.onKill?.({ signal: 'SIGKILL', pids });
+  }
+
+  /**
+   * What the watchdog needs to reap this tree if the parent dies, with the run's files it should
+   * remove then; undefined when nothing was spawned.
+   */
+  watchEntry(ownFiles: OwnFiles | undefined): WatchEntry | undefined {
+    if (this.#tree === undefined) return undefined;
+    const tree = { root: this.#tree.root, rootStart: this.#tree.rootStart, marker: this.#options.marker, graceMs: this.#options.killGraceMs };
+    return ownFiles === undefined ? tree : { ...tree, ownFiles };
   }
 
   /** Snapshot of descendants while the root still lives (called when the child says it is exiting). */
@@ -192,6 +211,7 @@ export class SupervisedProcess {
     if (this.#exit !== undefined) return;
     // Before anyone can conclude the tree is gone: find descendants orphaned by the root's death.
     if (exit.spawnError === undefined) this.#tree?.sweep();
+    this.#tree?.rootExited();
     this.#exit = exit;
     this.#resolveExited(exit);
   }
@@ -271,13 +291,23 @@ export class SupervisedProcess {
   }
 }
 
-/** The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the command. */
-function spawnError(error: unknown, cwd: string | undefined): Error & { code?: string } {
+/**
+ * The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the
+ * command, and a command line in `command` (`'node --version'`) as a program that does not exist.
+ */
+function spawnError(error: unknown, options: SupervisedProcessOptions): Error & { code?: string } {
   const base: Error & { code?: string } = error instanceof Error ? error : new Error(String(error));
-  if (base.code === 'ENOENT' && cwd !== undefined && !existsSync(cwd)) {
-    const clear: Error & { code?: string } = new Error(`the working directory ${JSON.stringify(cwd)} does not exist`);
-    clear.code = 'ENOENT';
-    return clear;
+  if (base.code !== 'ENOENT') return base;
+  let message: string | undefined;
+  if (options.cwd !== undefined && !existsSync(options.cwd)) {
+    message = `the working directory ${JSON.stringify(options.cwd)} does not exist`;
+  } else if (/\s/.test(options.command) && !existsSync(options.command)) {
+    message =
+      `${base.message}; no program is named ${JSON.stringify(options.command)}: the command is run without a shell, ` +
+      `so its arguments go in args (command: ${JSON.stringify(options.command.trim().split(/\s+/)[0])}, args: [...])`;
   }
-  return base;
+  if (message === undefined) return base;
+  const clear: Error & { code?: string } = new Error(message);
+  clear.code = 'ENOENT';
+  return clear;
 }

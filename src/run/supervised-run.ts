@@ -4,14 +4,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { EventEmitter } from 'eventemitter3';
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
-import type { Control, Driver, DriverSink, ProcessPlan, Protocol, TurnReport } from './driver.js';
+import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from './driver.js';
 import { ControlRefusedError } from './errors.js';
 import { EventFanout } from './event-fanout.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outcome.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
-import { registerLiveRun, unregisterLiveRun } from './shutdown.js';
+import { registerLiveRun, unregisterLiveRun, watchLiveRun } from './shutdown.js';
 import type { ShutdownParticipant } from './shutdown.js';
 import { SupervisedProcess } from './supervised-process.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
@@ -126,7 +126,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     this.#launched = true;
     registerLiveRun(this, options.handleParentSignals);
     if (launch.process === undefined) this.#armTimers();
-    else this.#spawn(launch.process);
+    else this.#spawn(launch.process, launch.ownFiles);
   }
 
   /**
@@ -245,7 +245,7 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
   /* Start-up                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
 
-  #spawn(plan: ProcessPlan): void {
+  #spawn(plan: ProcessPlan, ownFiles: OwnFiles | undefined): void {
     const options = this.#options;
     const treeId = randomUUID();
     this.#command = plan.command;
@@ -270,6 +270,9 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     this.#process = child;
     void child.exited.then((exit) => this.#onChildGone(exit));
     if (child.pid === undefined) return; // the spawn error arrives through `exited`
+    // From now on a parent killed without running any hook (SIGKILL, out of memory) is covered too.
+    const watch = child.watchEntry(ownFiles);
+    if (watch !== undefined) watchLiveRun(this, watch);
     this.#driver.attach({
       pid: child.pid,
       stdin: child.stdin,

@@ -1,5 +1,5 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), their scenarios, transcripts and liveness helpers.
-import { builtScript, latestTranscript, prepareFakeProcess } from './kit.js';
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), an in-memory run, scenarios, transcripts, liveness helpers.
+import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
 import { isBuiltinScenarioName } from './scenario.js';
@@ -20,6 +20,12 @@ export type * from './fa/transcript.js';
 export { readFaTranscript } from './fa/transcript.js';
 export { FA_BUILTIN_SCENARIOS } from './fa/builtins.js';
 export { hepArgsSummary, hepBound, HEP_TOOL_RESULT_CAP, HEP_FULL_ARGS_CAP } from './fa/frames.js';
+export { fakeFuseraft } from './fuseraft/kit.js';
+export type { FakeFuseraft, FakeFuseraftOptions } from './fuseraft/kit.js';
+export * from './fuseraft/scenario.js';
+export type * from './fuseraft/transcript.js';
+export { readFuseraftTranscript } from './fuseraft/transcript.js';
+export { FUSERAFT_BUILTIN_SCENARIOS } from './fuseraft/builtins.js';
 
 export interface FakeChildOptions {
   /** Tick while a turn runs, in ms. Default 30 (Fen's cadence); tests may go much lower. */
@@ -78,17 +84,17 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
     transcript: transcriptsOn,
     env: { ...env, ...options.env },
   });
-  return {
-    command: process.execPath,
-    args: [script, fake.reference],
-    env: fake.env,
-    token: fake.token,
-    transcripts: () => fake.transcriptFiles().map(readTranscript),
-    transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readTranscript, 'fake child'),
-    livePids: fake.livePids,
-    cleanup: fake.cleanup,
-    [Symbol.dispose]: fake.cleanup,
-  };
+  return spreadsAsOptions(
+    { command: process.execPath, args: [script, fake.reference], env: fake.env },
+    {
+      token: fake.token,
+      transcripts: () => fake.transcriptFiles().map(readTranscript),
+      transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readTranscript, 'fake child'),
+      livePids: fake.livePids,
+      cleanup: fake.cleanup,
+      [Symbol.dispose]: fake.cleanup,
+    },
+  );
 }
 export { createInMemoryRun } from './in-memory.js';
 export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';

@@ -192,3 +192,15 @@ export function splitStdout(stdout: string): { lines: string[]; objects: Array<R
   }
   return cut < stdout.length ? { lines, objects, partial: stdout.slice(cut) } : { lines, objects };
 }
+
+/**
+ * `options` (command, args, env) with the kit's `members` added as non-enumerable properties, so that
+ * `spawnRun({ ...fake, task })` copies exactly the spawn options (spawnRun refuses keys it does not
+ * know) while `fake.livePids()` and the rest still work.
+ */
+export function spreadsAsOptions<O extends object, M extends object>(options: O, members: M): O & M {
+  for (const key of Reflect.ownKeys(members)) {
+    Object.defineProperty(options, key, { value: members[key as keyof M], enumerable: false, writable: true, configurable: true });
+  }
+  return options as O & M;
+}

@@ -9,6 +9,7 @@ const [stateDir, mode] = process.argv.slice(2);
 const countHandlers = () => ({
   SIGINT: process.listenerCount('SIGINT'),
   SIGTERM: process.listenerCount('SIGTERM'),
+  SIGHUP: process.listenerCount('SIGHUP'),
   exit: process.listenerCount('exit'),
 });
 const baseline = countHandlers();

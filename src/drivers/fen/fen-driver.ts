@@ -76,6 +76,7 @@ export class FenDriver implements Driver {
           stdout: 'tail',
         },
         ...(taskRef === undefined ? {} : { taskRef }),
+        ...(options.keepFiles ? {} : { ownFiles: { dir: directory.dir, files: [directory.controlPath, directory.eventPath] } }),
       };
     } catch (error) {
       this.#writer?.close();

@@ -92,11 +92,12 @@ export interface RunOptions {
   /** Bytes of the child's combined stdout/stderr (stderr only under HEP) kept in `outcome.outputTail`. Default 65536. */
   outputTailBytes?: number;
   /**
-   * `true` (default): while this run is alive, SIGINT/SIGTERM of the parent process cancel it and reap
-   * its tree within a short grace (1 s per step), then the signal takes its normal course (the process
-   * dies with 130/143 unless it has other listeners for that signal). Pass `false` when your program
-   * handles these signals itself (call `terminate()`/`kill()` from your handler). Either way every tree
-   * still alive when the process exits is SIGKILLed synchronously from an `exit` hook.
+   * `true` (default): while this run is alive, SIGINT/SIGTERM/SIGHUP of the parent process cancel it
+   * and reap its tree within a short grace (1 s per step), then the signal takes its normal course (the
+   * process dies with 129/130/143 unless it has other listeners for that signal). Pass `false` when your
+   * program handles these signals itself (call `terminate()`/`kill()` from your handler). Either way
+   * every tree still alive when the process exits is SIGKILLed synchronously from an `exit` hook, and
+   * the watchdog reaps the trees of a parent killed without running any hook (SIGKILL, out of memory).
    */
   handleParentSignals?: boolean;
 }

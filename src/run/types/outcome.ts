@@ -15,7 +15,7 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `no-exit-event`: the process ended without writing `exit` (crash).
  * - `child-error`: the child's own `exit` said failed/timed-out/cancelled with an error text.
  * - `channel-error`: reading the event file or writing the control file failed.
- * - `parent-shutdown`: the parent process received SIGINT/SIGTERM.
+ * - `parent-shutdown`: the parent process received SIGINT, SIGTERM or SIGHUP.
  * - `usage-error`: the child rejected its command line (HEP: exit code 64).
  * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
  */

@@ -1,5 +1,5 @@
 // fakeFa(): the command, args and env of a fake `fa` for `spawnRun({ protocol: 'hep', ... })`, with its transcripts.
-import { builtScript, latestTranscript, prepareFakeProcess } from '../kit.js';
+import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from '../kit.js';
 import { isFaBuiltinScenarioName } from './scenario.js';
 import type { FaBuiltinScenarioName, FaScenario } from './scenario.js';
 import { readFaTranscript } from './transcript.js';
@@ -50,15 +50,15 @@ export function fakeFa(scenario: FaScenario | FaBuiltinScenarioName, options: Fa
   const transcriptsOn = options.transcript ?? true;
   const fake = prepareFakeProcess({ scenario, isBuiltin: isFaBuiltinScenarioName, transcript: transcriptsOn, env: options.env });
   const output = options.output ?? 'events';
-  return {
-    command: process.execPath,
-    args: [script, fake.reference, ...(output === 'prose' ? [] : ['--output', output])],
-    env: fake.env,
-    token: fake.token,
-    transcripts: () => fake.transcriptFiles().map(readFaTranscript),
-    transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readFaTranscript, 'fake fa'),
-    livePids: fake.livePids,
-    cleanup: fake.cleanup,
-    [Symbol.dispose]: fake.cleanup,
-  };
+  return spreadsAsOptions(
+    { command: process.execPath, args: [script, fake.reference, ...(output === 'prose' ? [] : ['--output', output])], env: fake.env },
+    {
+      token: fake.token,
+      transcripts: () => fake.transcriptFiles().map(readFaTranscript),
+      transcript: () => latestTranscript(transcriptsOn, fake.transcriptFiles(), readFaTranscript, 'fake fa'),
+      livePids: fake.livePids,
+      cleanup: fake.cleanup,
+      [Symbol.dispose]: fake.cleanup,
+    },
+  );
 }

@@ -1,0 +1,74 @@
+// Checks of spawnRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
+import type { RunOptions } from './types/index.js';
+
+/** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
+const OPTION_KEYS = Object.keys({
+  protocol: true,
+  command: true,
+  args: true,
+  task: true,
+  runId: true,
+  cwd: true,
+  env: true,
+  timeoutMs: true,
+  deadline: true,
+  killGraceMs: true,
+  finalizeGraceMs: true,
+  readyTimeoutMs: true,
+  ackTimeoutMs: true,
+  keepAlive: true,
+  stateDir: true,
+  signal: true,
+  maxFinalTextBytes: true,
+  maxFrameBytes: true,
+  keepFiles: true,
+  retainEvents: true,
+  highWaterMark: true,
+  outputTailBytes: true,
+  handleParentSignals: true,
+} satisfies Record<keyof RunOptions, true>);
+
+/** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */
+export function refuseUnknownKeys(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (OPTION_KEYS.includes(key)) continue;
+    throw new TypeError(`options.${key} is not an option of spawnRun; did you mean ${closestOption(key)}?`);
+  }
+}
+
+/** The known option nearest to `key`: fewest edits, ignoring case, half an edit less for one containing the other. */
+function closestOption(key: string): string {
+  const lower = key.toLowerCase();
+  let best = OPTION_KEYS[0]!;
+  let bestScore = Infinity;
+  for (const candidate of OPTION_KEYS) {
+    const name = candidate.toLowerCase();
+    const score = editDistance(lower, name) - (name.includes(lower) || lower.includes(name) ? 0.5 : 0);
+    if (score < bestScore) {
+      best = candidate;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), one row at a time. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The OS cannot pass a NUL byte in an argument, an environment entry or a path: Node's spawn would
+ * throw (or the string would be cut). Refused, naming the option, before anything is started.
+ */
+export function refuseNul(name: string, value: string): void {
+  if (value.includes('\0')) throw new TypeError(`options.${name} must not contain a NUL byte ("\\0")`);
+}

@@ -1,0 +1,170 @@
+// The parent's watchdog: one small process that outlives the parent and reaps the live runs if the parent dies unannounced.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { OwnFiles } from './driver.js';
+
+/** What the watchdog must know of one live run to reap it after the parent is gone. */
+export interface WatchEntry {
+  /** The root's pid, also its process group id. */
+  root: number;
+  /** The root's start time (clock ticks since boot, from /proc): tells the root from a reuse of its pid. */
+  rootStart: string;
+  /** The tree's environment marker (`NAME=value`). */
+  marker: string | undefined;
+  /** Grace between SIGTERM and SIGKILL. */
+  graceMs: number;
+  /** The files the run made, removed once the tree is gone (then their directory if that left it empty). */
+  ownFiles?: OwnFiles;
+}
+
+/**
+ * The watchdog itself: a `/bin/sh` loop that holds the read end of a pipe from the parent and keeps the
+ * registered runs in a variable, one line each. It costs a shell blocked in read(2): no timer, no CPU
+ * while idle, under 2 MB resident. At end of file (the parent is gone, however it died: the kernel
+ * closes its end) with runs still registered, it execs Node on the reaper (reaper.ts), which runs the
+ * kill ladder with the same process-tree code as the parent and removes the run directories. A
+ * parent that lets go (no run left) closes the pipe first, and the shell exits.
+ *
+ * Lines: `+<id> <json>` registers a run, `-<id>` forgets it. Ids are decimal; JSON has no raw newline.
+ */
+const WATCHDOG_SCRIPT = `trap '' HUP INT
+runs='
+'
+while IFS= read -r line; do
+  case $line in
+    +*) runs="$runs\${line#+}
+" ;;
+    -*) id=\${line#-}
+      case $runs in
+        *"
+$id "*)
+          before=\${runs%%"
+$id "*}
+          after=\${runs#*"
+$id "}
+          after=\${after#*"
+"}
+          runs="$before
+$after" ;;
+      esac ;;
+  esac
+done
+[ "$runs" = '
+' ] && exit 0
+exec "$1" "$2" <<RUNS
+$runs
+RUNS
+`;
+
+const SCRIPT_ENV = 'SUBVISOR_WATCHDOG_SCRIPT';
+
+/** The live registrations, replayed to a new watchdog if the current one went away. */
+const entries = new Map<number, WatchEntry>();
+let nextId = 1;
+let watchdog: ChildProcess | undefined;
+/** Set when the watchdog cannot run here (no /bin/sh, no built reaper): said once, never retried. */
+let unavailable: string | undefined;
+
+/** The built reaper script: dist/run/reaper.js of the package this module belongs to (built or sources). */
+function reaperScript(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; ; ) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'subvisor') {
+          return join(dir, 'dist', 'run', 'reaper.js');
+        }
+      } catch {
+        // not a manifest we can read: keep walking up
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return join(here, 'run', 'reaper.js');
+    dir = parent;
+  }
+}
+
+function giveUp(reason: string): void {
+  if (unavailable !== undefined) return;
+  unavailable = reason;
+  process.emitWarning(`no watchdog (${reason}): runs alive when this process is SIGKILLed may outlive it`, {
+    code: 'SUBVISOR_NO_WATCHDOG',
+  });
+}
+
+function registration(id: number, entry: WatchEntry): string {
+  return `+${id} ${JSON.stringify(entry)}\n`;
+}
+
+/**
+ * Starts the watchdog and tells it every live run. Detached (its own session): the signals a terminal
+ * sends the parent's group (Ctrl-C, hang-up) do not reach it.
+ */
+function start(): ChildProcess | undefined {
+  if (unavailable !== undefined) return undefined;
+  if (process.platform === 'win32') {
+    unavailable = 'no /bin/sh on Windows';
+    return undefined;
+  }
+  const reaper = reaperScript();
+  if (!existsSync(reaper)) {
+    giveUp(`${reaper} is missing`);
+    return undefined;
+  }
+  // The script travels in the environment so that `ps` shows a short command line.
+  const child = spawn('/bin/sh', ['-c', `eval "$${SCRIPT_ENV}"`, 'subvisor-watchdog', process.execPath, reaper], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    // Nothing of the parent's environment: no NODE_OPTIONS for the reaper, and no tree marker of an
+    // enclosing run (an outer supervisor's marker sweep must not kill the process that reaps ours).
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', [SCRIPT_ENV]: WATCHDOG_SCRIPT },
+  });
+  child.on('error', (error) => {
+    if (watchdog === child) watchdog = undefined;
+    giveUp(error.message);
+  });
+  child.on('exit', () => {
+    if (watchdog !== child) return;
+    // Killed from outside while runs are live: a new one takes over at once.
+    watchdog = undefined;
+    if (entries.size > 0) start();
+  });
+  child.stdin?.on('error', () => undefined); // EPIPE once it died: 'exit' deals with that
+  // Neither the process nor its pipe keeps the parent's event loop alive.
+  child.unref();
+  (child.stdin as { unref?: () => void } | null)?.unref?.();
+  watchdog = child;
+  for (const [id, entry] of entries) child.stdin?.write(registration(id, entry));
+  return child;
+}
+
+/**
+ * Registers a live run with the watchdog (started with the first one); returns the function that
+ * forgets it. When the last run is forgotten the pipe is closed and the watchdog exits.
+ */
+export function watchRun(entry: WatchEntry): () => void {
+  const id = nextId++;
+  entries.set(id, entry);
+  if (watchdog === undefined) start();
+  else watchdog.stdin?.write(registration(id, entry));
+  return () => {
+    if (!entries.delete(id)) return;
+    const current = watchdog;
+    if (current === undefined) return;
+    if (entries.size > 0) {
+      current.stdin?.write(`-${id}\n`);
+      return;
+    }
+    watchdog = undefined;
+    current.stdin?.end(`-${id}\n`);
+  };
+}
+
+/** @internal The current watchdog's pid (tests and measurements). */
+export function watchdogPid(): number | undefined {
+  return watchdog?.pid;
+}
