@@ -78,14 +78,14 @@ describe('supervise --help and --version', () => {
 describe('parseCommandLine', () => {
   it('maps every run option', () => {
     const parsed = parseCommandLine([
-      '--task', 't', '--output', 'events', '--controls', 'ctl', '--run-id', 'r1', '--cwd', '/tmp', '--timeout', '10m',
+      '--protocol', 'hep', '--task', 't', '--output', 'events', '--controls', 'ctl', '--run-id', 'r1', '--cwd', '/tmp', '--timeout', '10m',
       '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--keep-alive', '--state-dir', '/tmp',
       '--keep-files', '--env', 'A=1', '--env', 'B=x=y', '--env', 'EMPTY=', '-q', '--', 'fen', '--presenter', 'rpc',
     ]);
     expect(parsed).toEqual({
       kind: 'run',
       options: {
-        command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
+        protocol: 'hep', command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
         cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, keepAlive: true,
         stateDir: '/tmp', keepFiles: true, env: { A: '1', B: 'x=y', EMPTY: '' }, quiet: true,
       },
