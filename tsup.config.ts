@@ -6,6 +6,8 @@ export default defineConfig({
     index: 'src/index.ts',
     'wire/index': 'src/wire/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'agent/index': 'src/agent/index.ts',
+    'child/index': 'src/child/index.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
     'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',

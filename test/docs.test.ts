@@ -44,7 +44,7 @@ function codeBlocks(document: string): CodeBlock[] {
 const blocks = documents.flatMap(codeBlocks);
 const where = (block: CodeBlock): string => `${block.document}:${block.line}`;
 const firstLine = (block: CodeBlock): string => block.body.split('\n', 1)[0] ?? '';
-const EXAMPLE = /^\/\/ (examples\/[\w.-]+\.mjs):/;
+const EXAMPLE = /^\/\/ (examples\/[\w./-]+\.mjs):/;
 const RUN = /^(?:\/\/|#) run by test\/docs\.test\.ts$/;
 const FRAGMENT = /^(?:\/\/|#) fragment: \S/;
 

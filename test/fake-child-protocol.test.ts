@@ -115,7 +115,8 @@ describe('bad control lines', () => {
 
 describe('deadline', () => {
   it('a passed FEN_WIRE_DEADLINE ends a running turn: aborted turn-complete, exit timed-out, code 1', async () => {
-    const deadline = Math.ceil(Date.now() / 1000) + 1;
+    // Far enough ahead that a loaded machine still starts the turn before it.
+    const deadline = Math.ceil(Date.now() / 1000) + 3;
     const { parent, fake } = start(LONG, { deadline, task: 'work forever' });
     await parent.waitForEvent('turn-started');
     const { code } = await parent.waitExit();

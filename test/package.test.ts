@@ -27,6 +27,8 @@ const KEY_EXPORT: Record<string, string> = {
   subvisor: 'spawnRun',
   'subvisor/wire': 'decode',
   'subvisor/testing': 'fakeChild',
+  'subvisor/agent': 'asAgent',
+  'subvisor/child': 'serveAgent',
 };
 
 let scratch: string;
@@ -103,6 +105,11 @@ describe('a consumer project that installed the tarball', () => {
         "import { spawnRun, type Outcome } from 'subvisor';",
         "import { decode } from 'subvisor/wire';",
         "import { fakeChild } from 'subvisor/testing';",
+        "import { asAgent, collect, type AgentEvent } from 'subvisor/agent';",
+        "import { serveAgent, type Agent } from 'subvisor/child';",
+        'export const toy: Agent = { async *invoke(): AsyncIterable<AgentEvent> { yield { type: \'completed\' }; } };',
+        'export const serve = (): Promise<unknown> => serveAgent(toy, { exitProcess: false });',
+        "export const ask = (): Promise<{ text: string }> => collect(asAgent(fakeChild('echo')).invoke({ session: 's' }, { text: 'hi' }));",
         'export async function answer(): Promise<string | undefined> {',
         "  const outcome: Outcome = await spawnRun({ ...fakeChild('echo'), task: 'hi' }).outcome;",
         "  return decode('{}', 'event').ok ? undefined : outcome.finalText;",

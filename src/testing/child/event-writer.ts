@@ -1,40 +1,20 @@
-// The event file writer: stamps seq, applies Fen's transport bounds, writes whole lines (or torn ones on request).
-import { ftruncateSync, openSync, writeSync } from 'node:fs';
-import { createSender, encode, MAX_LINE_BYTES, TRANSPORT_BOUNDS } from '../../wire/index.js';
-import type { JsonObject, JsonValue, WireEventType } from '../../wire/index.js';
+// The fake child's event writer: the child SDK's writer plus torn, raw and truncating writes for misbehaviours.
+import { ftruncateSync } from 'node:fs';
+import { EventWriter } from '../../child/event-writer.js';
+import type { EventWriterHooks } from '../../child/event-writer.js';
+import { MAX_LINE_BYTES } from '../../wire/index.js';
 import type { RawLine } from '../scenario.js';
-import { utf8Prefix } from '../text.js';
 
-/** Lifecycle events carry no display fields: no timestamp, no transport bounds. */
-const LIFECYCLE: ReadonlySet<string> = new Set(['ready', 'turn-started', 'turn-complete', 'control-ack', 'result', 'exit']);
-
-export interface EventWriterHooks {
-  /** Called after each line was written whole (for the transcript). */
-  written(line: string, raw: boolean): void;
-  /** Called when the sender refused an event (the child drops it, leaving a gap, as Fen's does). */
-  dropped(type: string, reason: string): void;
+export interface FakeEventWriterHooks extends Required<EventWriterHooks> {
   /** Blocks between the pieces of a split line. */
   sleep(ms: number): void;
 }
 
-export class EventWriter {
-  private readonly sender;
-  private readonly fd: number;
+export class FakeEventWriter extends EventWriter {
   private split: { pieces: number; gapMs: number } | undefined;
 
-  constructor(
-    path: string,
-    private readonly runId: string,
-    private readonly hooks: EventWriterHooks,
-  ) {
-    this.sender = createSender('event', runId);
-    // A kept-open fd and synchronous whole-line writes: appends never interleave with a reader's view.
-    this.fd = openSync(path, 'a');
-  }
-
-  /** The seq of the last line written by the sender. */
-  get lastSeq(): number {
-    return this.sender.lastSeq;
+  constructor(path: string, runId: string, private readonly fakeHooks: FakeEventWriterHooks) {
+    super(path, runId, fakeHooks);
   }
 
   /** From now on every line is written in `pieces` writes `gapMs` apart, cut inside multi-byte characters. */
@@ -45,33 +25,6 @@ export class EventWriter {
   /** Truncates the event file; later appends land at the new end. */
   truncate(toBytes: number): void {
     ftruncateSync(this.fd, Math.max(0, toBytes));
-  }
-
-  /** Whether an event of `type` with `payload` would fit one line with the next seq. */
-  fits(type: WireEventType, payload: Record<string, unknown>): boolean {
-    return encode({ v: 1, seq: this.sender.lastSeq + 1, type, run: this.runId, ...payload }, 'event').ok;
-  }
-
-  /**
-   * Encodes and writes one event; false when the sender refused it. Display events get a timestamp and
-   * Fen's transport bounds, unless `unbounded` (flood load lines, which must keep their size).
-   */
-  emit(type: WireEventType, payload: Record<string, unknown>, unbounded = false): boolean {
-    let body = payload;
-    if (unbounded) {
-      body = { timestamp: new Date().toISOString(), ...payload };
-    } else if (!LIFECYCLE.has(type)) {
-      const bounded = boundStrings(payload as JsonObject);
-      body = { timestamp: new Date().toISOString(), ...(bounded.value as JsonObject) };
-      if (bounded.cut) body['transport-truncated?'] = true;
-    }
-    const result = this.sender.next(type, body);
-    if (!result.ok) {
-      this.hooks.dropped(type, result.rejection.reason);
-      return false;
-    }
-    this.writeLine(result.line, true, false);
-    return true;
   }
 
   /** Writes a line outside the protocol on purpose. */
@@ -123,45 +76,13 @@ export class EventWriter {
     this.writeLine(line, true, true);
   }
 
-  private writeLine(line: string, newline: boolean, raw: boolean): void {
-    const bytes = Buffer.from(newline ? `${line}\n` : line, 'utf8');
-    if (this.split === undefined) {
-      writeSync(this.fd, bytes);
-    } else {
-      for (const [index, piece] of splitInsideCharacters(bytes, this.split.pieces).entries()) {
-        if (index > 0) this.hooks.sleep(this.split.gapMs);
-        writeSync(this.fd, piece);
-      }
+  protected override writeBytes(bytes: Buffer): void {
+    if (this.split === undefined) return super.writeBytes(bytes);
+    for (const [index, piece] of splitInsideCharacters(bytes, this.split.pieces).entries()) {
+      if (index > 0) this.fakeHooks.sleep(this.split.gapMs);
+      super.writeBytes(piece);
     }
-    this.hooks.written(line, raw);
   }
-}
-
-/** Cuts strings in a display payload to Fen's transport bounds; says whether anything was cut. */
-function boundStrings(value: JsonValue, depth = 0): { value: JsonValue; cut: boolean } {
-  if (typeof value === 'string') {
-    const bounded = utf8Prefix(value, TRANSPORT_BOUNDS.stringBytes);
-    return { value: bounded, cut: bounded.length !== value.length };
-  }
-  if (value === null || typeof value !== 'object') return { value, cut: false };
-  if (depth >= TRANSPORT_BOUNDS.depth) return { value: null, cut: true };
-  let cut = false;
-  if (Array.isArray(value)) {
-    const items = value.slice(0, TRANSPORT_BOUNDS.tableEntries).map((item) => {
-      const bounded = boundStrings(item, depth + 1);
-      cut ||= bounded.cut;
-      return bounded.value;
-    });
-    return { value: items, cut: cut || items.length !== value.length };
-  }
-  const entries = Object.entries(value);
-  const result: JsonObject = {};
-  for (const [key, item] of entries.slice(0, TRANSPORT_BOUNDS.tableEntries)) {
-    const bounded = boundStrings(item, depth + 1);
-    cut ||= bounded.cut;
-    result[key] = bounded.value;
-  }
-  return { value: result, cut: cut || entries.length > TRANSPORT_BOUNDS.tableEntries };
 }
 
 /** Cuts a line's bytes into `pieces` writes, moving each cut into a multi-byte character when one is near. */

@@ -1,7 +1,7 @@
 // Misbehaviour helpers of the Fen fake child: matching points and event floods.
 import type { JsonObject } from '../../wire/index.js';
 import type { MisbehaviourPoint } from '../scenario.js';
-import type { EventWriter } from './event-writer.js';
+import type { FakeEventWriter } from './event-writer.js';
 import type { Lifeline } from '../process/lifeline.js';
 
 export function pointMatches(point: MisbehaviourPoint, at: MisbehaviourPoint): boolean {
@@ -17,7 +17,7 @@ export function pointMatches(point: MisbehaviourPoint, at: MisbehaviourPoint): b
  * Returns what the transcript records instead of one entry per line.
  */
 export function flood(
-  writer: EventWriter,
+  writer: FakeEventWriter,
   lifeline: Lifeline,
   runId: string,
   options: { count: number; bytes?: number; rate?: number; stamp?: boolean },

@@ -14,14 +14,14 @@ import type { Ignorable, Misbehaviour, MisbehaviourAction, MisbehaviourPoint, Tu
 import { utf8Prefix } from '../text.js';
 import type { TranscriptControl, TranscriptEntry } from '../transcript.js';
 import type { ChildConfig } from './config.js';
-import { ControlReader } from './control-reader.js';
-import type { ControlItem } from './control-reader.js';
-import { EventWriter } from './event-writer.js';
+import { ControlReader } from '../../child/control-reader.js';
+import type { ControlItem } from '../../child/control-reader.js';
+import { FakeEventWriter } from './event-writer.js';
 import { GRANDCHILD_MAX_LIFE_MS, spawnGrandchild } from '../process/grandchild.js';
 import { Lifeline } from '../process/lifeline.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
 import { flood, pointMatches } from './misbehaviours.js';
-import { resultPayload } from './result.js';
+import { resultPayload } from '../../child/result.js';
 import { callUsage, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
 import type { ActiveTurn, Op } from './turn-plan.js';
 
@@ -38,7 +38,7 @@ export class FakeChildRun {
   private state: RunState = 'starting';
   private readonly lifeline: Lifeline;
   private readonly transcript: TranscriptWriter<TranscriptEntry>;
-  private readonly events: EventWriter;
+  private readonly events: FakeEventWriter;
   private readonly controls: ControlReader;
   private readonly receiver = createReceiver('control');
   private readonly steers: Queued[] = [];
@@ -69,7 +69,7 @@ export class FakeChildRun {
   constructor(private readonly config: ChildConfig) {
     this.lifeline = new Lifeline(config.scenario.maxLifeMs ?? DEFAULT_MAX_LIFE_MS, config.ownerPid);
     this.transcript = new TranscriptWriter(config.transcriptDir, config.scenarioName, this.lifeline.started);
-    this.events = new EventWriter(config.eventPath, config.runId, {
+    this.events = new FakeEventWriter(config.eventPath, config.runId, {
       written: (line, raw) => this.recordEvent(line, raw),
       dropped: (type, reason) => this.note('event dropped', { type, reason }),
       sleep: (ms) => this.sleep(ms),

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_LINE_BYTES } from '../../wire/index.js';
-import { utf8Prefix } from '../text.js';
+import { MAX_LINE_BYTES } from '../wire/index.js';
+import { utf8Prefix } from './utf8.js';
 
 /**
  * Builds the `result` payload. `fits` says whether a payload encodes to a legal line. A text that does not
@@ -18,7 +18,9 @@ export function resultPayload(
   fits: (payload: Record<string, unknown>) => boolean,
   onFileError: (message: string) => void,
 ): Record<string, unknown> | undefined {
-  if (text === undefined) return fits(base) ? base : undefined;
+  // Without room for even an empty text no result can be sent: write no file that nobody would remove.
+  if (!fits(base)) return undefined;
+  if (text === undefined) return base;
   const whole = { ...base, 'final-text': text };
   if (fits(whole)) return whole;
   let extra: Record<string, unknown> = {};

@@ -1,0 +1,2 @@
+// The environment variable that carries an invoke's scope.session from asAgent to the child (read by serveAgent).
+export const SESSION_ENV = 'SUBVISOR_AGENT_SESSION';

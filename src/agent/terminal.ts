@@ -1,0 +1,65 @@
+// How a run's outcome becomes the invoke's one terminal event: completed, or failed with a code and a retryable classification.
+import type { Outcome, OutcomeErrorCode } from '../index.js';
+import type { ChildFailure } from './map-run-events.js';
+import type { FailedAgentEvent, Json, TerminalAgentEvent } from './types.js';
+
+/** `failed.code` values asAgent produces. */
+export type AgentFailureCode =
+  | 'aborted'
+  | 'session_busy'
+  | 'agent_closed'
+  | 'invalid_input'
+  | 'invalid_options'
+  | 'spawn_failed'
+  | 'protocol_error'
+  | 'ready_timeout'
+  | 'timed_out'
+  | 'crashed'
+  | 'channel_error'
+  | 'child_failed'
+  | 'turn_failed'
+  | 'internal_error';
+
+/**
+ * The retryable classification of run failures, by the outcome's `errorCode`: what a re-send with the
+ * same session can fix (a slow start, a crash, a deadline, a child's own failure) is retryable; what
+ * would fail the same way again (a missing command, a protocol mismatch) is not.
+ */
+const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: boolean }> = {
+  'spawn-failed': { code: 'spawn_failed', retryable: false },
+  'version-mismatch': { code: 'protocol_error', retryable: false },
+  'foreign-run': { code: 'protocol_error', retryable: false },
+  'event-file-truncated': { code: 'protocol_error', retryable: false },
+  'ready-timeout': { code: 'ready_timeout', retryable: true },
+  deadline: { code: 'timed_out', retryable: true },
+  aborted: { code: 'aborted', retryable: false },
+  'finalize-timeout': { code: 'aborted', retryable: false },
+  'no-exit-event': { code: 'crashed', retryable: true },
+  'child-error': { code: 'child_failed', retryable: true },
+  'channel-error': { code: 'channel_error', retryable: true },
+  'parent-shutdown': { code: 'aborted', retryable: false },
+};
+
+export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {
+  return { type: 'failed', details, retryable, code };
+}
+
+/**
+ * The terminal for a finished run. `done` is `completed` (with the child's `data`). A `cancelled` run
+ * was cancelled by someone other than the consumer (its own cancellation yields no terminal at all): an
+ * abort signal, a dispatched abort, the parent shutting down, `agent.close()`: `aborted`, not retryable.
+ * `timed-out` is `timed_out`, retryable. `failed` follows the table above; when the child said why it
+ * failed (a serveAgent child's `code`/`retryable`), its own classification wins.
+ */
+export function terminalFor(outcome: Outcome, child: ChildFailure | undefined, data: Json | undefined): TerminalAgentEvent {
+  if (outcome.status === 'done') return data === undefined ? { type: 'completed' } : { type: 'completed', data };
+  const details = child?.details ?? outcome.error ?? `the run ended ${outcome.status}`;
+  if (outcome.status === 'cancelled') return failed('aborted', outcome.error ?? 'the run was cancelled', false);
+  if (outcome.status === 'timed-out') return failed('timed_out', outcome.error ?? details, true);
+  const known = outcome.errorCode === undefined ? undefined : FAILURES[outcome.errorCode];
+  const base = known ?? { code: 'child_failed', retryable: true };
+  if (outcome.errorCode === 'child-error' && child !== undefined) {
+    return failed(child.code ?? base.code, details, child.retryable ?? base.retryable);
+  }
+  return failed(base.code, outcome.error ?? details, base.retryable);
+}
