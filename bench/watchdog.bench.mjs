@@ -68,6 +68,8 @@ async function startCosts(stateDir, rounds) {
   const first = [];
   const later = [];
   for (let round = 0; round <= rounds; round++) {
+    // The previous round's watchdog lingers a moment after its last run: wait until it is gone.
+    for (let waited = 0; findWatchdogs().length > 0 && waited < 20_000; waited += 50) await sleep(50);
     let started = process.hrtime.bigint();
     const a = idleRun(stateDir);
     const firstMs = nsToMs(process.hrtime.bigint() - started);

@@ -174,7 +174,7 @@ describe('the watchdog in this process', () => {
     return run;
   }
 
-  it('starts with the first run, serves the runs alive together, exits when none is left', async () => {
+  it('starts with the first run, serves the runs alive together and the next one soon after, exits when none is left', async () => {
     const stateDir = freshStateDir();
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
     expect(watchdogPid()).toBeUndefined();
@@ -186,7 +186,12 @@ describe('the watchdog in this process', () => {
     await first.kill('done with it');
     expect(watchdogPid(), 'still watching the second run').toBe(pid);
     await second.kill('done with it');
-    expect(watchdogPid()).toBeUndefined();
+    // A run started right after the last one ended reuses it (no fork of /bin/sh per run in a loop).
+    const third = start(stateDir);
+    expect(watchdogPid()).toBe(pid);
+    await third.kill('done with it');
+    // Then, with no run left, it is let go after a short linger and exits.
+    await until(() => (watchdogPid() === undefined ? true : undefined), 10_000, 'the watchdog let go');
     expect(await waitUntilGone([pid as number], 5_000), 'the watchdog exited').toEqual([]);
   });
 

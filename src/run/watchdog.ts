@@ -25,8 +25,8 @@ export interface WatchEntry {
  * registered runs in a variable, one line each. It costs a shell blocked in read(2): no timer, no CPU
  * while idle, under 2 MB resident. At end of file (the parent is gone, however it died: the kernel
  * closes its end) with runs still registered, it execs Node on the reaper (reaper.ts), which runs the
- * kill ladder with the same process-tree code as the parent and removes the run directories. A
- * parent that lets go (no run left) closes the pipe first, and the shell exits.
+ * kill ladder with the same process-tree code as the parent and removes the runs' files. A parent
+ * that lets go (no run left for `LINGER_MS`) closes the pipe first, and the shell exits.
  *
  * Lines: `+<id> <json>` registers a run, `-<id>` forgets it. Ids are decimal; JSON has no raw newline.
  */
@@ -61,10 +61,18 @@ RUNS
 
 const SCRIPT_ENV = 'SUBVISOR_WATCHDOG_SCRIPT';
 
+/**
+ * How long the watchdog outlives the last run before the parent lets it go: runs started one after the
+ * other (a loop, a queue) reuse it instead of paying a fork of /bin/sh each. The timer is unref'd: a
+ * parent that has nothing else to do exits at once (and the watchdog with it, at end of file).
+ */
+const LINGER_MS = 2000;
+
 /** The live registrations, replayed to a new watchdog if the current one went away. */
 const entries = new Map<number, WatchEntry>();
 let nextId = 1;
 let watchdog: ChildProcess | undefined;
+let lingerTimer: NodeJS.Timeout | undefined;
 /** Set when the watchdog cannot run here (no /bin/sh, no built reaper): said once, never retried. */
 let unavailable: string | undefined;
 
@@ -149,19 +157,26 @@ function start(): ChildProcess | undefined {
 export function watchRun(entry: WatchEntry): () => void {
   const id = nextId++;
   entries.set(id, entry);
+  if (lingerTimer !== undefined) clearTimeout(lingerTimer);
+  lingerTimer = undefined;
   if (watchdog === undefined) start();
   else watchdog.stdin?.write(registration(id, entry));
   return () => {
     if (!entries.delete(id)) return;
-    const current = watchdog;
-    if (current === undefined) return;
-    if (entries.size > 0) {
-      current.stdin?.write(`-${id}\n`);
-      return;
+    watchdog?.stdin?.write(`-${id}\n`);
+    if (entries.size === 0 && watchdog !== undefined) {
+      lingerTimer = setTimeout(letGo, LINGER_MS);
+      lingerTimer.unref();
     }
-    watchdog = undefined;
-    current.stdin?.end(`-${id}\n`);
   };
+}
+
+/** No run left after the linger: close the pipe, and the watchdog exits. */
+function letGo(): void {
+  lingerTimer = undefined;
+  const current = watchdog;
+  watchdog = undefined;
+  current?.stdin?.end();
 }
 
 /** @internal The current watchdog's pid (tests and measurements). */
