@@ -12,11 +12,15 @@ import {
   descendantsOf,
   fakeChild,
   isAlive,
+  KIT_FLAG,
+  liveFakeProcesses,
   liveTree,
   waitUntilGone,
 } from '../src/testing/index.js';
 import type { FakeChild, Scenario } from '../src/testing/index.js';
 import { checkInvariants, ScriptedParent } from './helpers/scripted-parent.js';
+import { spawnRun } from '../src/index.js';
+import { testKit, type AfterEach } from '../src/testing/index.js';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -26,22 +30,33 @@ const FAST = { turnTickMs: 5, idleTickMs: 10 };
 const made: Array<{ fake: FakeChild; parent?: ScriptedParent }> = [];
 afterEach(async () => {
   for (const { fake, parent } of made.splice(0)) {
-    await parent?.dispose(fake.token);
-    expect(fake.livePids()).toEqual([]);
+    if (parent !== undefined) {
+      await parent.dispose(fake.token);
+      expect(fake.livePids()).toEqual([]);
+    }
     fake.cleanup();
   }
 });
 
+/** The variables fakeChild() passes in its kit argument. */
+function kitOf(fake: FakeChild): Record<string, string> {
+  const argument = fake.args[1] as string;
+  expect(argument.startsWith(KIT_FLAG)).toBe(true);
+  return JSON.parse(argument.slice(KIT_FLAG.length)) as Record<string, string>;
+}
+
 describe('fakeChild()', () => {
-  it('describes a spawnable child: node, the built script, the scenario reference, the kit env', () => {
-    const fake = fakeChild('demo', FAST);
+  it('describes a spawnable child: node, the built script, the kit argument, the scenario reference; env is yours', () => {
+    const fake = fakeChild('demo', { ...FAST, env: { MINE: '1' } });
     made.push({ fake });
     expect(fake.command).toBe(process.execPath);
-    expect(fake.args).toEqual([script, 'demo']);
-    expect(fake.env[CHILD_ENV.turnTickMs]).toBe('5');
-    expect(fake.env[CHILD_ENV.idleTickMs]).toBe('10');
-    expect(fake.env['SUBVISOR_FAKE_TOKEN']).toBe(fake.token);
-    const dir = fake.env[CHILD_ENV.transcriptDir] as string;
+    expect(fake.args).toEqual([script, expect.stringMatching(/^--subvisor-fake-kit=\{/), 'demo']);
+    const kit = kitOf(fake);
+    expect(kit[CHILD_ENV.turnTickMs]).toBe('5');
+    expect(kit[CHILD_ENV.idleTickMs]).toBe('10');
+    expect(kit['SUBVISOR_FAKE_TOKEN']).toBe(fake.token);
+    expect(fake.env).toEqual({ MINE: '1' });
+    const dir = kit[CHILD_ENV.transcriptDir] as string;
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     fake.cleanup();
     expect(existsSync(dir)).toBe(false);
@@ -51,15 +66,15 @@ describe('fakeChild()', () => {
     const small: Scenario = { name: 'small', turns: [{ answer: 'hi' }] };
     const inline = fakeChild(small, { transcript: false });
     made.push({ fake: inline });
-    expect(inline.args[1]).toBe('env');
-    expect(JSON.parse(inline.env[CHILD_ENV.scenario] as string)).toEqual(small);
-    expect(inline.env[CHILD_ENV.transcriptDir]).toBeUndefined();
+    expect(inline.args[2]).toBe('env');
+    expect(JSON.parse(kitOf(inline)[CHILD_ENV.scenario] as string)).toEqual(small);
+    expect(kitOf(inline)[CHILD_ENV.transcriptDir]).toBeUndefined();
 
     const big = fakeChild({ turns: [{ answer: 'x'.repeat(40_000) }] }, { transcript: false });
-    const file = big.args[1] as string;
+    const file = big.args[2] as string;
     expect(file).toMatch(/scenario\.json$/);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(big.env[CHILD_ENV.scenario]).toBeUndefined();
+    expect(kitOf(big)[CHILD_ENV.scenario]).toBeUndefined();
     big[Symbol.dispose]();
     expect(existsSync(file)).toBe(false);
   });
@@ -98,6 +113,82 @@ describe('fakeChild()', () => {
     const result = parent.events().find((event) => event.type === 'result');
     expect(result?.type === 'result' && result['final-text']).toBe('ü'.repeat(20_000));
     expect(checkInvariants(parent, code)).toEqual([]);
+  });
+});
+
+describe('the kit bookkeeping survives your own env', () => {
+  it('spawnRun({ ...fake, env }) still finds the scenario, the transcript and every live pid', async () => {
+    const fake = fakeChild('echo', FAST);
+    made.push({ fake });
+    const stateDir = mkdtempSync(join(tmpdir(), 'kit-env-'));
+    try {
+      const run = spawnRun({ ...fake, env: { MY_OWN: 'variable' }, task: 'hello', keepAlive: true, stateDir });
+      await run.taskAck;
+      expect(fake.livePids()).toContain(run.pid);
+      await run.close();
+      const outcome = await run.outcome;
+      expect(outcome).toMatchObject({ status: 'done', finalText: 'hello' });
+      expect(fake.transcript().finalState).toBe('done');
+      expect(fake.livePids()).toEqual([]);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a child started without the kit argument is not this fake: transcript() says so instead of an empty story', async () => {
+    const stripped = fakeChild('echo', FAST);
+    made.push({ fake: stripped });
+    const stateDir = mkdtempSync(join(tmpdir(), 'kit-env-'));
+    try {
+      const outcome = await spawnRun({ command: stripped.command, args: [script, 'echo'], task: 'hi', stateDir, killGraceMs: 200 }).outcome;
+      expect(outcome.status).toBe('done');
+      expect(() => stripped.transcript()).toThrow(/no fake child has started from this helper yet; start it with the command and args the helper returned/);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('testKit()', () => {
+  it('registers settle() as an afterEach hook with a timeout', () => {
+    const registered: Array<[unknown, number | undefined]> = [];
+    const afterEachHook: AfterEach = (hook, timeout) => registered.push([hook, timeout]);
+    const kit = testKit({ afterEach: afterEachHook });
+    expect(registered).toEqual([[kit.settle, 10_000]]);
+  });
+
+  it('settle() passes after a clean test and removes the fakes\' files', async () => {
+    const kit = testKit();
+    const fake = kit.fakeChild('echo');
+    const dir = kitOf(fake)[CHILD_ENV.transcriptDir] as string;
+    const outcome = await kit.spawnRun({ ...fake, task: 'clean' }).outcome;
+    expect(outcome.finalText).toBe('clean');
+    await expect(kit.settle()).resolves.toBeUndefined();
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('settle() kills a run the test left live (grandchildren too), fast, and fails naming it', async () => {
+    const kit = testKit();
+    const fake = kit.fakeChild('grandchildren');
+    const run = kit.spawnRun({ ...fake, task: 'never ends' });
+    await new Promise<void>((resolveWait) => run.on('event', (event) => event.type === 'info' && resolveWait()));
+    const started = Date.now();
+    await expect(kit.settle()).rejects.toThrow(new RegExp(`the test ended with 1 live run\\(s\\), killed now: ${run.id} \\(running\\)`));
+    expect(Date.now() - started).toBeLessThan(5_000); // vitest's default test timeout: the kit must not outlive it
+    expect(run.ended).toBe(true);
+    expect(liveFakeProcesses(fake.token)).toEqual([]);
+  });
+
+  it('uses a small kill grace: cancelling a child that ignores SIGTERM ends well within a test timeout', async () => {
+    const kit = testKit();
+    const run = kit.spawnRun({ ...kit.fakeChild('stubborn'), task: 'x' });
+    await run.taskAck;
+    const started = Date.now();
+    await run.cancel();
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'cancelled', escalated: true });
+    expect(Date.now() - started).toBeLessThan(4_000);
+    await kit.settle();
   });
 });
 

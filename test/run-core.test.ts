@@ -1,19 +1,17 @@
-// Core smoke tests of spawnRun against real fake-child processes: the happy path, steering, cancel, the kill
-// ladder, refusals, backpressure, spawn failure, parent shutdown and a process that exits by itself.
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Core smoke tests of spawnRun against real fake-child processes: the happy path, steering, cancel, refusals,
+// unanswered acks, backpressure, finalize and keepAlive. The kill ladder, faults, teardown, iteration and parent
+// shutdown are covered once, in the spawn-* files.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlRefusedError, spawnRun } from '../src/index.js';
 import { toRunEvent } from '../src/drivers/fen/to-run-event.js';
 import { decode } from '../src/wire/index.js';
 import type { Run, RunEvent } from '../src/index.js';
-import { alivePids, fakeChild, waitUntilGone } from '../src/testing/index.js';
+import { fakeChild } from '../src/testing/index.js';
 import type { FakeChild } from '../src/testing/index.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 let stateDir: string;
 const children: FakeChild[] = [];
 
@@ -169,52 +167,6 @@ describe('spawnRun core', () => {
     expect(readdirSync(stateDir)).toEqual([]);
   });
 
-  it('runs the kill ladder on a child that ignores cancel and SIGTERM, and on its grandchildren', async () => {
-    const stubborn = child('grandchildren');
-    const run = spawnRun({ ...stubborn, task: 'spawn helpers', stateDir, killGraceMs: 300 });
-    const steps: string[] = [];
-    run.on('kill', (step) => steps.push(step.signal));
-    // The grandchildren report their pids in info events; wait for both.
-    const grandchildren: number[] = [];
-    await new Promise<void>((resolve) => {
-      run.on('event', (event) => {
-        if (event.type === 'info' && typeof event['grandchildPid'] === 'number') {
-          grandchildren.push(event['grandchildPid']);
-          if (grandchildren.length === 2) resolve();
-        }
-      });
-    });
-    expect((await run.cancel()).status).toBe('accepted');
-    const outcome = await run.outcome;
-    expect(steps).toEqual(['SIGTERM', 'SIGKILL']);
-    expect(outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted', killed: true, escalated: true });
-    // The outcome resolves only once the whole tree is gone.
-    expect(alivePids(grandchildren)).toEqual([]);
-    expect(stubborn.livePids()).toEqual([]);
-    expect(readdirSync(stateDir)).toEqual([]);
-  });
-
-  it('reaps a setsid grandchild orphaned by a child that exits right after spawning it', async () => {
-    const leaver = child({
-      turns: [
-        {
-          steps: [
-            {
-              misbehave: [
-                { grandchildren: { count: 1, session: true, lifeMs: 30_000 } },
-                { crash: { code: 0, exitEvent: true, status: 'done' } },
-              ],
-            },
-          ],
-        },
-      ],
-    });
-    const run = spawnRun({ ...leaver, task: 'leave a helper behind', stateDir, killGraceMs: 300 });
-    const outcome = await run.outcome;
-    expect(outcome).toMatchObject({ killed: true });
-    expect(leaver.livePids()).toEqual([]);
-  });
-
   it('refuses controls the wire cannot carry, writing no line', async () => {
     const run = spawnRun({ ...child('echo'), task: 'hello', keepAlive: true, stateDir, keepFiles: true });
     await nextEvent(run, 'turn-complete');
@@ -244,19 +196,6 @@ describe('spawnRun core', () => {
     expect((await run.outcome).status).toBe('cancelled');
   });
 
-  it('lets a late iterator see every event from the first', async () => {
-    const run = spawnRun({ ...child('echo'), task: 'late', stateDir });
-    let heard = 0;
-    run.on('event', () => heard++);
-    await run.outcome;
-    const events = await collect(run);
-    expect(events).toHaveLength(heard);
-    expect(events[0]?.type).toBe('agent-started');
-    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'done' });
-    // Breaking out and iterating again after the end yields nothing more (single consumer).
-    expect(await collect(run)).toEqual([]);
-  });
-
   it('keeps memory bounded for a slow iterator: reading pauses at the high-water mark', async () => {
     const run = spawnRun({ ...child('flood'), task: 'flood', stateDir, highWaterMark: 100 });
     let heard = 0;
@@ -277,35 +216,6 @@ describe('spawnRun core', () => {
     expect(heard).toBeGreaterThan(10_000);
     // The high-water mark plus at most one 64 KiB read of ~250-byte lines.
     expect(maxLag).toBeLessThan(100 + 400);
-  });
-
-  it('yields the same stream in batches, ending with the exit', async () => {
-    const run = spawnRun({ ...child('flood'), task: 'flood', stateDir, highWaterMark: 256 });
-    let heard = 0;
-    run.on('event', () => heard++);
-    const sizes: number[] = [];
-    let last: RunEvent | undefined;
-    for await (const batch of run.batches()) {
-      expect(batch.length).toBeGreaterThan(0);
-      sizes.push(batch.length);
-      last = batch.at(-1);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    expect(last).toMatchObject({ type: 'exit', status: 'done' });
-    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(heard);
-    expect(sizes.length).toBeLessThan(heard);
-  });
-
-  it('reports a command that cannot start as failed with spawnFailed, and one synthetic exit', async () => {
-    const run = spawnRun({ command: join(stateDir, 'no-such-agent'), task: 'x', stateDir });
-    const events = await collect(run);
-    const outcome = await run.outcome;
-    expect(events).toEqual([
-      expect.objectContaining({ type: 'exit', status: 'failed', synthetic: true, error: expect.stringMatching(/ENOENT/) }),
-    ]);
-    expect(outcome).toMatchObject({ status: 'failed', spawnFailed: true, errorCode: 'spawn-failed', exitCode: null });
-    expect(run.pid).toBeUndefined();
-    expect(readdirSync(stateDir)).toEqual([]);
   });
 
   it('says so when the working directory is what is missing', async () => {
@@ -351,130 +261,4 @@ describe('ending a run from the parent', () => {
     expect(await run.outcome).toMatchObject({ status: 'done', turns: 3, finalText: 'three' });
   });
 
-  it('cancels on abort and reaps the tree', async () => {
-    const slow = child('slow');
-    const controller = new AbortController();
-    const run = spawnRun({ ...slow, task: 'slowly', stateDir, signal: controller.signal, killGraceMs: 500 });
-    await nextEvent(run, 'turn-started');
-    controller.abort();
-    expect(await run.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });
-    expect(slow.livePids()).toEqual([]);
-  });
-
-  it('disposal terminates the run and waits for the tree to be gone', async () => {
-    const slow = child('slow');
-    let outcome: Promise<unknown> | undefined;
-    {
-      const run = spawnRun({ ...slow, task: 'slowly', stateDir, killGraceMs: 500 });
-      outcome = run.outcome;
-      await nextEvent(run, 'turn-started');
-      await run[Symbol.asyncDispose]();
-      expect(run.ended).toBe(true);
-    }
-    expect(await outcome).toMatchObject({ status: 'cancelled' });
-    expect(slow.livePids()).toEqual([]);
-    expect(readdirSync(stateDir)).toEqual([]);
-  });
-
-  it('kill() SIGKILLs the tree at once', async () => {
-    const stubborn = child('stubborn');
-    const run = spawnRun({ ...stubborn, task: 'resist', stateDir, killGraceMs: 30_000 });
-    await nextEvent(run, 'turn-started');
-    const outcome = await run.kill();
-    expect(outcome).toMatchObject({ status: 'cancelled', killed: true, escalated: true, signal: 'SIGKILL' });
-    expect(stubborn.livePids()).toEqual([]);
-  });
-
-  it('enforces a deadline the child ignores: timed-out, tree killed', async () => {
-    const stubborn = child('ignore-deadline');
-    const run = spawnRun({ ...stubborn, task: 'forever', stateDir, timeoutMs: 500, killGraceMs: 300 });
-    expect(await run.outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', killed: true });
-    expect(stubborn.livePids()).toEqual([]);
-  });
-
-  it('kills a child that never says ready', async () => {
-    const silent = child('never-ready');
-    const run = spawnRun({ ...silent, task: 'hello?', stateDir, readyTimeoutMs: 500, killGraceMs: 300 });
-    expect(await run.outcome).toMatchObject({ status: 'failed', errorCode: 'ready-timeout', killed: true });
-    expect(silent.livePids()).toEqual([]);
-  });
-});
-
-describe('the parent process', () => {
-  /** Writes a parent script importing the built package; returns its path. */
-  function script(body: string): string {
-    const dir = mkdtempSync(join(tmpdir(), 'subvisor-parent-'));
-    const path = join(dir, 'parent.mjs');
-    const index = pathToFileURL(join(root, 'dist/index.js')).href;
-    const testing = pathToFileURL(join(root, 'dist/testing/index.js')).href;
-    writeFileSync(path, `import { spawnRun } from '${index}';\nimport { fakeChild } from '${testing}';\n${body}`);
-    return path;
-  }
-
-  it('exits by itself after the last run, with no handler left registered', async () => {
-    const path = script(`
-      const made = fakeChild('echo');
-      const outcomes = await Promise.all([1, 2, 3].map((i) => spawnRun({ ...made, task: 'run ' + i, stateDir: ${JSON.stringify(stateDir)} }).outcome));
-      made.cleanup();
-      console.log(JSON.stringify({
-        statuses: outcomes.map((o) => o.status),
-        sigint: process.listenerCount('SIGINT'),
-        sigterm: process.listenerCount('SIGTERM'),
-      }));
-    `);
-    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
-      execFile(process.execPath, [path], { timeout: 30_000 }, (error, out) => (error ? reject(error) : resolve({ stdout: out }))),
-    );
-    expect(JSON.parse(stdout)).toEqual({ statuses: ['done', 'done', 'done'], sigint: 0, sigterm: 0 });
-    expect(readdirSync(stateDir)).toEqual([]);
-    rmSync(join(path, '..'), { recursive: true, force: true });
-  });
-
-  it('on SIGTERM reaps every live tree (grandchildren too) and dies by the signal', async () => {
-    const path = script(`
-      const made = fakeChild('grandchildren', { transcript: false });
-      const runs = [1, 2].map((i) => spawnRun({ ...made, task: 'run ' + i, stateDir: ${JSON.stringify(stateDir)} }));
-      const pids = [];
-      let ready = 0;
-      for (const run of runs) {
-        pids.push(run.pid);
-        run.on('event', (event) => {
-          if (event.type === 'info' && typeof event.grandchildPid === 'number') {
-            pids.push(event.grandchildPid);
-            if (++ready === 4) console.log(JSON.stringify(pids));
-          }
-        });
-      }
-      await Promise.all(runs.map((run) => run.outcome));
-      console.log('outcome resolved');
-    `);
-    const parent = spawn(process.execPath, [path], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const pids = await new Promise<number[]>((resolve, reject) => {
-      let buffered = '';
-      parent.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        const line = buffered.split('\n')[0];
-        if (buffered.includes('\n') && line !== undefined) resolve(JSON.parse(line) as number[]);
-      });
-      parent.once('exit', () => reject(new Error('the parent exited before its runs were up')));
-    });
-    expect(pids).toHaveLength(6);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      parent.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    parent.kill('SIGTERM');
-    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
-    expect(await waitUntilGone(pids, 5000)).toEqual([]);
-    expect(readdirSync(stateDir)).toEqual([]);
-    rmSync(join(path, '..'), { recursive: true, force: true });
-  });
-});
-
-describe('keepFiles', () => {
-  it('keeps the private directory with 0600 files when asked', async () => {
-    const run = spawnRun({ ...child('echo'), task: 'keep', stateDir, keepFiles: true });
-    await run.outcome;
-    expect(existsSync(join(run.channelDir, 'events.jsonl'))).toBe(true);
-    expect(readFileSync(join(run.channelDir, 'control.jsonl'), 'utf8')).toContain('"type":"prompt"');
-  });
 });

@@ -7,6 +7,7 @@ import { ControlLedger } from './control-ledger.js';
 import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from './driver.js';
 import { ControlRefusedError } from './errors.js';
 import { EventFanout } from './event-fanout.js';
+import { TextAssembler } from './text-stream.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outcome.js';
@@ -205,6 +206,14 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
     return this.#fanout.iterator();
+  }
+
+  async *text(): AsyncGenerator<string, undefined, undefined> {
+    const assembler = new TextAssembler();
+    for await (const event of this) {
+      for (const chunk of assembler.push(event)) yield chunk;
+    }
+    return undefined;
   }
 
   batches(): AsyncIterableIterator<RunEvent[], undefined> {

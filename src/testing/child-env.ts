@@ -1,4 +1,4 @@
-// Names of the environment variables the kit passes to the fake child (beside Fen's FEN_WIRE_* ones).
+// Names of the fake child's own environment variables (beside Fen's FEN_WIRE_* ones), and the kit's argument carrying them.
 export const CHILD_ENV = {
   /** Inline scenario JSON, used when the scenario reference argument is `env`. */
   scenario: 'SUBVISOR_FAKE_SCENARIO',
@@ -14,3 +14,10 @@ export const CHILD_ENV = {
   /** Directory where each child writes `transcript-<start>-<pid>.jsonl`; no transcript when unset. */
   transcriptDir: 'SUBVISOR_FAKE_TRANSCRIPT_DIR',
 } as const;
+
+/**
+ * fakeChild() passes its variables (these and the token) as one argument, `--subvisor-fake-kit=<JSON object>`,
+ * rather than in the environment: a caller spreading the fake child and then passing its own `env` cannot
+ * clobber them. The child copies them into its environment first thing, so its grandchildren inherit them.
+ */
+export const KIT_FLAG = '--subvisor-fake-kit=';

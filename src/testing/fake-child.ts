@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 // The subvisor-fake-child program: a scripted child speaking Fen's wire protocol exactly like `fen --presenter rpc`.
-import { configFrom, USAGE, UsageError } from './child/config.js';
+import { applyKit, configFrom, USAGE, UsageError } from './child/config.js';
+import { KIT_FLAG } from './child-env.js';
 import { GRANDCHILD_FLAG, runGrandchild } from './process/grandchild.js';
 import { FakeChildRun } from './child/run.js';
 
 function main(argv: string[]): void {
   if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv.slice(1));
+  if (argv[0]?.startsWith(KIT_FLAG) === true) {
+    applyKit(argv[0].slice(KIT_FLAG.length));
+    argv = argv.slice(1);
+  }
   if (argv[0] === '--help' || argv[0] === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return;

@@ -4,14 +4,16 @@ import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
 import { isBuiltinScenarioName } from './scenario.js';
 import type { BuiltinScenarioName, Scenario } from './scenario.js';
-import { CHILD_ENV } from './child-env.js';
+import { CHILD_ENV, KIT_FLAG } from './child-env.js';
 
 export * from './scenario.js';
 export type * from './transcript.js';
 export { readTranscript } from './transcript.js';
 export { isAlive, descendantsOf, liveTree, liveFakeProcesses, alivePids, waitUntilGone, FAKE_TOKEN_ENV } from './liveness.js';
 export { BUILTIN_SCENARIOS } from './builtins.js';
-export { CHILD_ENV } from './child-env.js';
+export { CHILD_ENV, KIT_FLAG } from './child-env.js';
+export { testKit } from './test-kit.js';
+export type { AfterEach, TestKit, TestKitOptions } from './test-kit.js';
 export { expandText, utf8Prefix } from './text.js';
 export { fakeFa } from './fa/kit.js';
 export type { FakeFa, FakeFaOptions } from './fa/kit.js';
@@ -34,7 +36,7 @@ export interface FakeChildOptions {
   idleTickMs?: number;
   /** Whether the child writes a transcript (see {@link FakeChild.transcript}). Default true. */
   transcript?: boolean;
-  /** Extra environment for the child (merged over the kit's own variables). */
+  /** Extra environment for the child: returned as the fake child's `env` (the kit's own variables travel in `args`). */
   env?: Record<string, string>;
 }
 
@@ -42,9 +44,15 @@ export interface FakeChildOptions {
 export interface FakeChild {
   /** The Node binary running this process (`process.execPath`). */
   command: string;
-  /** The built `dist/testing/fake-child.js`, then the scenario reference. */
+  /**
+   * The built `dist/testing/fake-child.js`, the kit's argument (`--subvisor-fake-kit=<JSON>`: token, scenario,
+   * cadence, transcript directory), then the scenario reference. Pass them unchanged.
+   */
   args: string[];
-  /** The kit's variables (scenario, cadence, transcript directory, token); the `FEN_WIRE_*` ones are the parent's job. */
+  /**
+   * `options.env` (empty without it). Nothing of the kit's is here, so `spawnRun({ ...fake, env: yours })` keeps
+   * `livePids()` and `transcript()` working; the `FEN_WIRE_*` variables are the parent's job.
+   */
   env: Record<string, string>;
   /** The token in every process of this fake child (child and grandchildren), for {@link liveFakeProcesses}. */
   token: string;
@@ -55,7 +63,10 @@ export interface FakeChild {
   transcript(): ChildTranscript;
   /** The transcripts of every child process started from this fake child (one per spawn), oldest first. */
   transcripts(): ChildTranscript[];
-  /** Pids of this fake child's processes still alive (children and grandchildren, even orphaned ones). */
+  /**
+   * Pids of this fake child's processes still alive (children and grandchildren, even orphaned ones), found by
+   * the token of the kit argument (the child) and of the environment (grandchildren inherit it).
+   */
   livePids(): number[];
   /** Removes the temporary files the kit made (scenario file, transcripts). Safe to call twice. */
   cleanup(): void;
@@ -75,17 +86,13 @@ export function fakeChildScript(): string {
 export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: FakeChildOptions = {}): FakeChild {
   const script = fakeChildScript();
   const transcriptsOn = options.transcript ?? true;
-  const env: Record<string, string> = {};
-  if (options.turnTickMs !== undefined) env[CHILD_ENV.turnTickMs] = String(options.turnTickMs);
-  if (options.idleTickMs !== undefined) env[CHILD_ENV.idleTickMs] = String(options.idleTickMs);
-  const fake = prepareFakeProcess({
-    scenario,
-    isBuiltin: isBuiltinScenarioName,
-    transcript: transcriptsOn,
-    env: { ...env, ...options.env },
-  });
+  const fake = prepareFakeProcess({ scenario, isBuiltin: isBuiltinScenarioName, transcript: transcriptsOn });
+  // The kit's bookkeeping travels in an argument, where a spread followed by the caller's own `env` cannot reach it.
+  const kit = { ...fake.kit };
+  if (options.turnTickMs !== undefined) kit[CHILD_ENV.turnTickMs] = String(options.turnTickMs);
+  if (options.idleTickMs !== undefined) kit[CHILD_ENV.idleTickMs] = String(options.idleTickMs);
   return spreadsAsOptions(
-    { command: process.execPath, args: [script, fake.reference], env: fake.env },
+    { command: process.execPath, args: [script, `${KIT_FLAG}${JSON.stringify(kit)}`, fake.reference], env: { ...options.env } },
     {
       token: fake.token,
       transcripts: () => fake.transcriptFiles().map(readTranscript),

@@ -74,14 +74,20 @@ export interface FakeProcessOptions {
   isBuiltin(name: string): boolean;
   /** Whether the program writes a transcript per process. */
   transcript: boolean;
-  /** Extra environment, merged over the kit's own variables. */
+  /** Extra environment: the caller's own variables, kept apart from the kit's (see FakeProcess.kit). */
   env?: Record<string, string> | undefined;
 }
 
 /** What every fake gets from the kit; each fake adds its command line and its own transcript reader. */
 export interface FakeProcess {
-  /** The scenario argument: a built-in name, `env` (inline JSON in the environment) or a private file path. */
+  /** The scenario argument: a built-in name, `env` (inline JSON in the kit's variables) or a private file path. */
   reference: string;
+  /**
+   * The kit's own variables (token, owner pid, inline scenario, transcript directory). A program that takes
+   * them as its first argument (`KIT_FLAG`, the Fen child) is out of reach of a caller's own `env`.
+   */
+  kit: Record<string, string>;
+  /** `kit` merged with the caller's `env`, for programs that read the kit's variables from their environment. */
   env: Record<string, string>;
   token: string;
   /** The transcript files written so far, oldest first (sorted by the start time in their names). */
@@ -95,7 +101,7 @@ export interface FakeProcess {
 /** Token, owner pid, scenario passing, transcript directory and cleanup, the same for every fake program. */
 export function prepareFakeProcess(options: FakeProcessOptions): FakeProcess {
   const token = randomBytes(8).toString('hex');
-  const env: Record<string, string> = { [FAKE_TOKEN_ENV]: token, [CHILD_ENV.ownerPid]: String(process.pid) };
+  const kit: Record<string, string> = { [FAKE_TOKEN_ENV]: token, [CHILD_ENV.ownerPid]: String(process.pid) };
 
   let dir: string | undefined;
   const privateDir = (): string => {
@@ -115,15 +121,15 @@ export function prepareFakeProcess(options: FakeProcessOptions): FakeProcess {
   } else {
     const json = JSON.stringify(options.scenario);
     if (Buffer.byteLength(json) <= INLINE_SCENARIO_BYTES) {
-      env[CHILD_ENV.scenario] = json;
+      kit[CHILD_ENV.scenario] = json;
       reference = 'env';
     } else {
       reference = join(privateDir(), 'scenario.json');
       writeFileSync(reference, json, { mode: 0o600 });
     }
   }
-  if (options.transcript) env[CHILD_ENV.transcriptDir] = privateDir();
-  Object.assign(env, options.env);
+  if (options.transcript) kit[CHILD_ENV.transcriptDir] = privateDir();
+  const env = { ...kit, ...options.env };
 
   const transcriptFiles = (): string[] => {
     if (!options.transcript || dir === undefined || !existsSync(dir)) return [];
@@ -145,14 +151,19 @@ export function prepareFakeProcess(options: FakeProcessOptions): FakeProcess {
     return path;
   };
 
-  return { reference, env, token, transcriptFiles, livePids: () => liveFakeProcesses(token), privateFile, cleanup };
+  return { reference, kit, env, token, transcriptFiles, livePids: () => liveFakeProcesses(token), privateFile, cleanup };
 }
 
 /** The latest of `files`, read with `read`; throws the kit's usual errors when transcripts are off or none exists. */
 export function latestTranscript<T>(transcriptsOn: boolean, files: string[], read: (path: string) => T, what: string): T {
   if (!transcriptsOn) throw new Error(`subvisor/testing: this ${what} was made with transcript: false`);
   const last = files[files.length - 1];
-  if (last === undefined) throw new Error(`subvisor/testing: no ${what} has started from this helper yet`);
+  if (last === undefined) {
+    throw new Error(
+      `subvisor/testing: no ${what} has started from this helper yet; start it with the command and args the helper ` +
+        'returned, unchanged (e.g. spawnRun({ ...fake, task }); your own env may follow the spread)',
+    );
+  }
   return read(last);
 }
 

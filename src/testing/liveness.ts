@@ -1,6 +1,7 @@
 // Process liveness from /proc (Linux): is a pid alive, what are its descendants, which fake-child processes live.
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KIT_FLAG } from './child-env.js';
 
 /** The environment variable every fake child and grandchild carries, naming the kit instance that made it. */
 export const FAKE_TOKEN_ENV = 'SUBVISOR_FAKE_TOKEN';
@@ -71,22 +72,29 @@ export function liveTree(pid: number): number[] {
   return [...(isAlive(pid) ? [pid] : []), ...descendantsOf(pid)];
 }
 
+/** Reads a NUL-separated /proc file of `pid` (environ, cmdline) as its entries; none when unreadable. */
+function procEntries(pid: number, file: 'environ' | 'cmdline'): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Live processes started by the fake-child kit (the child and every grandchild, wherever they were
- * re-parented), found by the token in their environment. With `token`, only that kit instance's.
+ * re-parented), found by the token in their environment, or for the child itself in the kit argument it was
+ * started with (see KIT_FLAG: its own environment may be the caller's). With `token`, only that kit instance's.
  */
 export function liveFakeProcesses(token?: string): number[] {
   const wanted = token === undefined ? `${FAKE_TOKEN_ENV}=` : `${FAKE_TOKEN_ENV}=${token}`;
+  const inKit = token === undefined ? `"${FAKE_TOKEN_ENV}":` : `"${FAKE_TOKEN_ENV}":${JSON.stringify(token)}`;
   const found: number[] = [];
   for (const pid of allPids()) {
     if (pid === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
-    } catch {
-      continue;
-    }
-    const matches = environ.split('\0').some((entry) => (token === undefined ? entry.startsWith(wanted) : entry === wanted));
+    const matches =
+      procEntries(pid, 'environ').some((entry) => (token === undefined ? entry.startsWith(wanted) : entry === wanted)) ||
+      procEntries(pid, 'cmdline').some((arg) => arg.startsWith(KIT_FLAG) && arg.includes(inKit));
     if (matches && isAlive(pid)) found.push(pid);
   }
   return found;

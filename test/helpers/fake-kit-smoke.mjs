@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fakeChild } from 'subvisor/testing';
+import { fakeChild, KIT_FLAG } from 'subvisor/testing';
 
 const leakCheck = process.argv[2] === '--leave-dirs';
 const fake = fakeChild('demo', { turnTickMs: 5, idleTickMs: 10 });
@@ -29,7 +29,7 @@ child.on('exit', (code) => {
   const all = lines();
   const result = all.find((event) => event.type === 'result');
   const transcript = fake.transcript();
-  const transcriptDir = fake.env.SUBVISOR_FAKE_TRANSCRIPT_DIR;
+  const transcriptDir = JSON.parse(fake.args[1].slice(KIT_FLAG.length)).SUBVISOR_FAKE_TRANSCRIPT_DIR;
   if (!leakCheck) fake.cleanup();
   rmSync(dir, { recursive: true, force: true });
   console.log(JSON.stringify({ script: fake.args[0], code, last: all.at(-1), finalText: result?.['final-text'], finalState: transcript.finalState, transcriptDir }));

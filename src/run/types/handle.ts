@@ -130,6 +130,13 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    * (it is one: the first iterator or batch iterator created gets the retained events).
    */
   batches(): AsyncIterableIterator<RunEvent[], undefined>;
+  /**
+   * The assistant's text as it arrives, in chunks, never doubled and never missing, whichever way the child
+   * sends it (deltas then the whole block, or only the whole block): see `TextAssembler` for the rule. An event
+   * iterator underneath (the first one created gets the retained events); it ends when the run's events end.
+   * The whole final answer is `outcome.finalText`.
+   */
+  text(): AsyncIterableIterator<string, undefined>;
   /** Creates an event iterator (see the class notes for the queue semantics). */
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined>;
   /** `terminate()`, for `await using`. */

@@ -1,6 +1,7 @@
 // The fake child's configuration: the scenario reference and the FEN_WIRE_* / SUBVISOR_FAKE_* environment.
 import { BUILTIN_SCENARIOS } from '../builtins.js';
 import { CHILD_ENV } from '../child-env.js';
+import { FAKE_TOKEN_ENV } from '../liveness.js';
 import { isBuiltinScenarioName } from '../scenario.js';
 import type { Scenario } from '../scenario.js';
 import { isJsonObject, loadScenarioObject, scenarioLabel } from '../process/scenario-source.js';
@@ -82,6 +83,26 @@ function scenarioProblems(scenario: Record<string, unknown>): string[] {
   }
   if (scenario['ignore'] !== undefined && !Array.isArray(scenario['ignore'])) problems.push('ignore must be an array');
   return problems;
+}
+
+const KIT_VARIABLES: readonly string[] = [FAKE_TOKEN_ENV, ...Object.values(CHILD_ENV)];
+
+/**
+ * Copies the variables fakeChild() passed in its kit argument into this process's environment, where the rest
+ * of the child (and its grandchildren) read them.
+ */
+export function applyKit(json: string): void {
+  let kit: unknown;
+  try {
+    kit = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`the kit argument is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof kit !== 'object' || kit === null || Array.isArray(kit)) throw new UsageError('the kit argument must be a JSON object');
+  for (const [key, value] of Object.entries(kit)) {
+    if (!KIT_VARIABLES.includes(key) || typeof value !== 'string') throw new UsageError(`unknown kit variable ${JSON.stringify(key)}`);
+    process.env[key] = value;
+  }
 }
 
 /** Reads the configuration exactly as Fen's rpc child reads its environment, plus the kit's variables. */
