@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { parseControlLine } from '../src/cli/control-line.js';
 import { parseDuration } from '../src/cli/duration.js';
-import { LineSplitter } from '../src/cli/line-splitter.js';
+import { LineSplitter } from '../src/text/line-splitter.js';
 import { CLI, hasScript, ROOT, runCli } from './helpers/cli-run.js';
 
 describe('supervise usage errors (built CLI)', () => {

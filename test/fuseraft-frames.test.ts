@@ -68,7 +68,7 @@ describe('overlongLine', () => {
   it('sniffs the type of an overlong frame from its first bytes', () => {
     expect(overlongLine('{"type":"approval_request","kind":"file_write","newContent":"aaaa', 4, 1024)).toEqual({
       code: 'too-large',
-      reason: 'stdout line 4 is longer than the 1024-byte line bound (maxLineBytes); skipped',
+      reason: 'stdout line 4 is longer than the 1024-byte line bound (maxFrameBytes); skipped',
       lineType: 'approval_request',
     });
     expect(overlongLine('{"kind":"x","type":"approval_request"', 4, 1024).lineType).toBeUndefined();

@@ -281,7 +281,7 @@ describe("protocol 'fuseraft' (repl --vscode)", () => {
         { send: { type: 'message_end' } },
         ...END,
       ],
-      { task: 'go', maxLineBytes: 4096 },
+      { task: 'go', maxFrameBytes: 4096 },
     );
     const outcome = await s.finish();
     expect(outcome).toMatchObject({ status: 'done', finalText: 'ok', rejectedLines: 3 });

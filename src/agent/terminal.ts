@@ -38,6 +38,8 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'child-error': { code: 'child_failed', retryable: true },
   'channel-error': { code: 'channel_error', retryable: true },
   'parent-shutdown': { code: 'aborted', retryable: false },
+  'usage-error': { code: 'child_failed', retryable: false },
+  'protocol-error': { code: 'protocol_error', retryable: false },
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

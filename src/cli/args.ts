@@ -1,6 +1,5 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
-import { PROTOCOLS } from '../drivers/index.js';
 import type { ProtocolName } from '../drivers/index.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
@@ -10,6 +9,9 @@ import { UsageError } from './usage-error.js';
 export type OutputMode = 'text' | 'events' | 'json';
 
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
+
+/** The child protocols supervise speaks (`--protocol`). */
+export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge'];
 
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
@@ -65,9 +67,9 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 }
 
 const OPTION_SPEC = {
+  protocol: { type: 'string' },
   task: { type: 'string' },
   'task-file': { type: 'string' },
-  protocol: { type: 'string' },
   approve: { type: 'string' },
   output: { type: 'string', short: 'o' },
   controls: { type: 'string' },
@@ -170,6 +172,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(OUTPUT_MODES as readonly string[]).includes(output)) {
     throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
   }
+  const protocol = values.protocol ?? 'fen';
+  if (!(PROTOCOL_NAMES as readonly string[]).includes(protocol)) {
+    throw new UsageError(`--protocol "${protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}.`);
+  }
   const controls = nonEmpty('controls', values.controls);
   if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {
     throw new UsageError(
@@ -177,10 +183,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     );
   }
 
-  const protocol = values.protocol ?? 'fen';
-  if (!Object.hasOwn(PROTOCOLS, protocol)) {
-    throw new UsageError(`--protocol "${protocol}" is not one of ${Object.keys(PROTOCOLS).join(', ')}.`);
-  }
   const approve = values.approve ?? 'never';
   if (!(APPROVE_MODES as readonly string[]).includes(approve)) {
     throw new UsageError(`--approve "${approve}" is not one of ${APPROVE_MODES.join(', ')}.`);

@@ -18,7 +18,7 @@ function section(title: string, rows: readonly HelpRow[]): string {
 
 /** What supervise prints (on stderr, exit 2) when it is run without any argument. */
 export function usageText(): string {
-  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]
@@ -32,7 +32,7 @@ Run 'supervise --help' for the options and exit codes.
 
 export function helpText(): string {
   const exitCodes = EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
-  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]
@@ -65,9 +65,11 @@ ${section('Controls while it runs', [
 ])}
 
 ${section('Protocol', [
-  ['--protocol NAME', "what the child speaks: fen (default; Fen's wire protocol), fuseraft",
-    '(fuseraft repl --vscode --no-banner), fuseraft-bridge (fuseraft run',
-    '--bridge -c CONFIG; the task is appended as its last argument)'],
+  ['--protocol NAME', "fen (default): Fen's wire protocol (fen --presenter rpc)",
+    "hep: Fa's HEP v1 (fa --output events); the task is passed as -p TASK,",
+    'one prompt per process: only cancel is accepted among the controls',
+    'fuseraft: fuseraft repl --vscode --no-banner (a chat over stdin/stdout)',
+    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended'],
   ['--approve MODE', "fuseraft's approval requests: never (default) denies all; always-known",
     'approves the four documented kinds, denies others; ask asks on the',
     'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
@@ -104,6 +106,7 @@ Examples:
   mkfifo ctl; supervise --task 'Refactor' --controls ctl -- fen --presenter rpc &
   echo 'steer look at docs/ first' > ctl
   supervise --task 'Say hi' -- subvisor-fake-child demo
+  supervise --protocol hep --task 'Fix the tests' -- fa --output events
 `;
 }
 

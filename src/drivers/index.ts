@@ -1,6 +1,7 @@
 // The protocol registry: every protocol name spawnRun accepts, and the driver that speaks it.
 import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
+import { hepProtocol } from './hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
 
 /**
@@ -9,6 +10,7 @@ import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-dr
  */
 export const PROTOCOLS = {
   fen: fenProtocol,
+  hep: hepProtocol,
   fuseraft: fuseraftProtocol,
   'fuseraft-bridge': fuseraftBridgeProtocol,
 } as const satisfies Record<string, Protocol>;

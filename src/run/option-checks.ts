@@ -20,6 +20,7 @@ const OPTION_KEYS = Object.keys({
   stateDir: true,
   signal: true,
   maxFinalTextBytes: true,
+  maxFrameBytes: true,
   keepFiles: true,
   retainEvents: true,
   highWaterMark: true,
@@ -27,7 +28,6 @@ const OPTION_KEYS = Object.keys({
   handleParentSignals: true,
   approve: true,
   answerQuestion: true,
-  maxLineBytes: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */

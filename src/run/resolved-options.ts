@@ -20,6 +20,7 @@ export interface ResolvedRunOptions {
   stateDir: string;
   signal: AbortSignal | undefined;
   maxFinalTextBytes: number;
+  maxFrameBytes: number;
   keepFiles: boolean;
   retainEvents: boolean;
   highWaterMark: number;
@@ -27,5 +28,4 @@ export interface ResolvedRunOptions {
   handleParentSignals: boolean;
   approve: ApproveCallback | undefined;
   answerQuestion: AnswerQuestionCallback | undefined;
-  maxLineBytes: number;
 }

@@ -15,9 +15,9 @@ export const RUN_DEFAULTS = {
   finalizeGraceMs: 120_000,
   readyTimeoutMs: 30_000,
   maxFinalTextBytes: 64 * 1024 * 1024,
+  maxFrameBytes: 16 * 1024 * 1024,
   highWaterMark: 1024,
   outputTailBytes: 64 * 1024,
-  maxLineBytes: 16 * 1024 * 1024,
 } as const;
 
 /**
@@ -120,6 +120,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     stateDir: options.stateDir ?? tmpdir(),
     signal: options.signal,
     maxFinalTextBytes: size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes),
+    maxFrameBytes: Math.max(1, size('maxFrameBytes', options.maxFrameBytes ?? RUN_DEFAULTS.maxFrameBytes)),
     keepFiles: options.keepFiles ?? false,
     retainEvents: options.retainEvents ?? true,
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
@@ -127,7 +128,6 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
-    maxLineBytes: Math.max(1, size('maxLineBytes', options.maxLineBytes ?? RUN_DEFAULTS.maxLineBytes)),
   };
 }
 

@@ -141,7 +141,7 @@ export function overlongLine(prefix: string, lineNumber: number, limit: number):
   const type = /^\s*\{\s*"type"\s*:\s*"([A-Za-z0-9_]{1,64})"/.exec(prefix)?.[1];
   const rejection: LineRejection = {
     code: 'too-large',
-    reason: `stdout line ${lineNumber} is longer than the ${limit}-byte line bound (maxLineBytes); skipped`,
+    reason: `stdout line ${lineNumber} is longer than the ${limit}-byte line bound (maxFrameBytes); skipped`,
   };
   if (type !== undefined) rejection.lineType = type;
   return rejection;

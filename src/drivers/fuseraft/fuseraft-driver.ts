@@ -53,7 +53,7 @@ class FuseraftDriver implements Driver {
     this.#mode = mode;
     this.closeWhenIdle = mode === 'repl';
     const options = context.options;
-    this.#lines = new StdoutLines(options.maxLineBytes);
+    this.#lines = new StdoutLines(options.maxFrameBytes);
     const io: FuseraftIo = {
       write: (line) => this.#write(line),
       endInput: () => this.#io?.stdin?.end(),

@@ -11,9 +11,10 @@ import type { AnswerQuestionCallback, ApproveCallback } from '../../drivers/fuse
 export interface RunOptions {
   /**
    * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory),
-   * `'fuseraft'` (`fuseraft repl --vscode --no-banner`) or `'fuseraft-bridge'` (`fuseraft run --bridge
-   * -c <config>`, the task appended as its last argument); see docs/fuseraft.md.
-   * Every protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
+   * `'hep'` (Fa's HEP v1: `command args -p <task>`, frames on stdout; `task` is required), `'fuseraft'`
+   * (`fuseraft repl --vscode --no-banner`) or `'fuseraft-bridge'` (`fuseraft run --bridge -c <config>`,
+   * the task appended as its last argument; see docs/fuseraft.md). Every protocol yields the same
+   * {@link RunEvent} types and the same {@link Outcome}.
    */
   protocol?: ProtocolName;
   /** The program to start. Never run through a shell: arguments are passed as they are. */
@@ -84,7 +85,14 @@ export interface RunOptions {
    * reading the event file (the file is the buffer) and resumes when the iterator drains. Default 1024.
    */
   highWaterMark?: number;
-  /** Bytes of the child's combined stdout/stderr kept in `outcome.outputTail`. Default 65536. */
+  /**
+   * Protocols that frame messages as stdout lines (HEP): the longest line read, in bytes. A longer one
+   * is rejected (`too-large`), skipped to its newline, and the answer is marked truncated. HEP does
+   * not bound its frames (a long answer is one `turn_done` line), so the default is generous: 16 MiB.
+   * Fen's lines are bounded by its spec (64 KiB) and ignore this.
+   */
+  maxFrameBytes?: number;
+  /** Bytes of the child's combined stdout/stderr (stderr only under HEP) kept in `outcome.outputTail`. Default 65536. */
   outputTailBytes?: number;
   /**
    * `true` (default): while this run is alive, SIGINT/SIGTERM/SIGHUP of the parent process cancel it
@@ -106,10 +114,5 @@ export interface RunOptions {
    * `FUSERAFT_VSCODE_QUESTIONS=1` so fuseraft may ask; without it, `0`. Other protocols ignore it.
    */
   answerQuestion?: AnswerQuestionCallback;
-  /**
-   * Protocols that read the child's stdout as lines (fuseraft): the longest line accepted, in bytes.
-   * A longer one is skipped and reported as a `too-large` rejection. Default 16 MiB.
-   */
-  maxLineBytes?: number;
 }
 

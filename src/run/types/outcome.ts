@@ -16,6 +16,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `child-error`: the child's own `exit` said failed/timed-out/cancelled with an error text.
  * - `channel-error`: reading the event file or writing the control file failed.
  * - `parent-shutdown`: the parent process received SIGINT, SIGTERM or SIGHUP.
+ * - `usage-error`: the child rejected its command line (HEP: exit code 64).
+ * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -29,7 +31,9 @@ export type OutcomeErrorCode =
   | 'no-exit-event'
   | 'child-error'
   | 'channel-error'
-  | 'parent-shutdown';
+  | 'parent-shutdown'
+  | 'usage-error'
+  | 'protocol-error';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {
