@@ -3,6 +3,19 @@ export { spawnRun } from './run/spawn-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './run/types/index.js';
+export { KNOWN_APPROVAL_KINDS } from './drivers/fuseraft/prompts.js';
+export type {
+  AnswerQuestionCallback,
+  ApprovalAnswer,
+  ApprovalRequest,
+  ApproveCallback,
+  FileWriteApproval,
+  QuestionRequest,
+  RouteApproval,
+  ShellCommandApproval,
+  ToolActionApproval,
+  UnknownApproval,
+} from './drivers/fuseraft/prompts.js';
 export type { ProtocolName } from './drivers/index.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';

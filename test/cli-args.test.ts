@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { parseControlLine } from '../src/cli/control-line.js';
 import { parseDuration } from '../src/cli/duration.js';
-import { LineSplitter } from '../src/cli/line-splitter.js';
+import { LineSplitter } from '../src/text/line-splitter.js';
 import { CLI, hasScript, ROOT, runCli } from './helpers/cli-run.js';
 
 describe('supervise usage errors (built CLI)', () => {
@@ -80,7 +80,8 @@ describe('parseCommandLine', () => {
     const parsed = parseCommandLine([
       '--task', 't', '--output', 'events', '--controls', 'ctl', '--run-id', 'r1', '--cwd', '/tmp', '--timeout', '10m',
       '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--keep-alive', '--state-dir', '/tmp',
-      '--keep-files', '--env', 'A=1', '--env', 'B=x=y', '--env', 'EMPTY=', '-q', '--', 'fen', '--presenter', 'rpc',
+      '--keep-files', '--env', 'A=1', '--env', 'B=x=y', '--env', 'EMPTY=', '-q', '--protocol', 'fuseraft', '--approve', 'always-known',
+      '--', 'fen', '--presenter', 'rpc',
     ]);
     expect(parsed).toEqual({
       kind: 'run',
@@ -88,6 +89,7 @@ describe('parseCommandLine', () => {
         command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
         cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, keepAlive: true,
         stateDir: '/tmp', keepFiles: true, env: { A: '1', B: 'x=y', EMPTY: '' }, quiet: true,
+        protocol: 'fuseraft', approve: 'always-known',
       },
     });
   });

@@ -39,6 +39,8 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'channel-error': { code: 'channel_error', retryable: true },
   'parent-shutdown': { code: 'aborted', retryable: false },
   stalled: { code: 'timed_out', retryable: true }, // the stall watchdog (stallTimeoutMs) gave up on a silent turn
+  'usage-error': { code: 'child_failed', retryable: false },
+  'protocol-error': { code: 'protocol_error', retryable: false },
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

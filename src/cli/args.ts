@@ -1,5 +1,8 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
+import type { ProtocolName } from '../drivers/index.js';
+import { APPROVE_MODES } from './approval-policy.js';
+import type { ApproveMode } from './approval-policy.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
 
@@ -7,8 +10,15 @@ export type OutputMode = 'text' | 'events' | 'json';
 
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
+/** The child protocols supervise speaks (`--protocol`). */
+export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge'];
+
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
+  /** --protocol NAME (default fen). */
+  protocol: ProtocolName;
+  /** --approve MODE: how fuseraft approval requests are answered (default never). */
+  approve: ApproveMode;
   command: string;
   args: string[];
   /** --task TEXT */
@@ -67,8 +77,10 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 }
 
 const OPTION_SPEC = {
+  protocol: { type: 'string' },
   task: { type: 'string' },
   'task-file': { type: 'string' },
+  approve: { type: 'string' },
   output: { type: 'string', short: 'o' },
   controls: { type: 'string' },
   'run-id': { type: 'string' },
@@ -193,6 +205,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(OUTPUT_MODES as readonly string[]).includes(output)) {
     throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
   }
+  const protocol = values.protocol ?? 'fen';
+  if (!(PROTOCOL_NAMES as readonly string[]).includes(protocol)) {
+    throw new UsageError(`--protocol "${protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}.`);
+  }
   const controls = nonEmpty('controls', values.controls);
   if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {
     throw new UsageError(
@@ -200,7 +216,20 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     );
   }
 
+  const approve = values.approve ?? 'never';
+  if (!(APPROVE_MODES as readonly string[]).includes(approve)) {
+    throw new UsageError(`--approve "${approve}" is not one of ${APPROVE_MODES.join(', ')}.`);
+  }
+  if (values.approve !== undefined && !protocol.startsWith('fuseraft')) {
+    throw new UsageError(`--approve answers fuseraft's approval requests; it needs --protocol fuseraft or fuseraft-bridge.`);
+  }
+  if (approve === 'ask' && controls === '-') {
+    throw new UsageError('--approve ask and --controls - would both read standard input; give --controls a file or a named pipe.');
+  }
+
   const options: CliOptions = {
+    protocol: protocol as ProtocolName,
+    approve: approve as ApproveMode,
     command,
     args,
     output: output as OutputMode,

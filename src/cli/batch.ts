@@ -9,7 +9,7 @@ import type { Outcome, RunOptions } from '../run/types/index.js';
 import { DEFAULT_PARALLEL, type CliOptions } from './args.js';
 import { BatchProgress, type BatchCounts } from './batch-progress.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';
-import { LineSplitter, type SplitLine } from './line-splitter.js';
+import { LineSplitter, type SplitLine } from '../text/line-splitter.js';
 import type { CliStreams } from './main.js';
 import { Stdout } from './output.js';
 import { formatElapsed, progressModeFor } from './progress.js';

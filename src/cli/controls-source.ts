@@ -2,7 +2,7 @@
 import { constants, openSync, closeSync, statSync, createReadStream } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { LineSplitter, type SplitLine } from './line-splitter.js';
+import { LineSplitter, type SplitLine } from '../text/line-splitter.js';
 import { UsageError } from './usage-error.js';
 
 /** Longer control lines cannot fit one wire line anyway (65535 bytes); this bound only caps memory. */

@@ -2,7 +2,7 @@
 import type { Ack, Run } from '../run/types/index.js';
 import { describeControl, parseControlLine, type ControlRequest } from './control-line.js';
 import type { EventMarks } from './event-marks.js';
-import type { SplitLine } from './line-splitter.js';
+import type { SplitLine } from '../text/line-splitter.js';
 import type { LocalEvent, OutputWriter } from './output.js';
 
 /** Where control reports go. */

@@ -18,7 +18,7 @@ function section(title: string, rows: readonly HelpRow[]): string {
 
 /** What supervise prints (on stderr, exit 2) when it is run without any argument. */
 export function usageText(): string {
-  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]
@@ -32,7 +32,7 @@ Run 'supervise --help' for the options and exit codes.
 
 export function helpText(): string {
   const exitCodes = EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
-  return `supervise: run a child agent over Fen's wire protocol, watch it, steer it, get its answer.
+  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]
@@ -76,6 +76,17 @@ ${section('Batch mode', [
   ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
 ])}
 
+${section('Protocol', [
+  ['--protocol NAME', "fen (default): Fen's wire protocol (fen --presenter rpc)",
+    "hep: Fa's HEP v1 (fa --output events); the task is passed as -p TASK,",
+    'one prompt per process: only cancel is accepted among the controls',
+    'fuseraft: fuseraft repl --vscode --no-banner (a chat over stdin/stdout)',
+    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended'],
+  ['--approve MODE', "fuseraft's approval requests: never (default) denies all; always-known",
+    'approves the four documented kinds, denies others; ask asks on the',
+    'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
+])}
+
 ${section('Run options', [
   ['--run-id ID', 'run id shared with the child (default: a random UUID)'],
   ['--cwd DIR', 'working directory of the child'],
@@ -108,6 +119,7 @@ Examples:
   echo 'steer look at docs/ first' > ctl
   supervise --task 'Say hi' -- subvisor-fake-child demo
   supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
+  supervise --protocol hep --task 'Fix the tests' -- fa --output events
 `;
 }
 

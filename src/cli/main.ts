@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { spawnRun } from '../run/spawn-run.js';
 import type { Outcome, Run, RunEvent, RunOptions } from '../run/types/index.js';
+import { approveCallbackFor } from './approval-policy.js';
 import { parseCommandLine, type CliOptions } from './args.js';
 import { runBatch } from './batch.js';
 import { openControlsSource, type ControlsSource } from './controls-source.js';
@@ -14,6 +15,7 @@ import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from
 import { formatElapsed, Progress, progressModeFor } from './progress.js';
 import { handleSignals } from './signals.js';
 import { readTask } from './task-source.js';
+import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { tokensOf } from './usage-tokens.js';
 import { UsageError } from './usage-error.js';
 
@@ -42,6 +44,7 @@ function requireDirectory(option: string, path: string | undefined): void {
 
 function runOptionsFrom(options: CliOptions, task: string): RunOptions {
   const runOptions: RunOptions = {
+    protocol: options.protocol,
     command: options.command,
     args: options.args,
     task,
@@ -121,9 +124,20 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
     });
   }
 
+  // --approve ask needs someone at a terminal: standard input a TTY (the task then came from an option).
+  // Like the controls' callbacks, these run only once the run (and the progress below) exist.
+  let asker: TerminalAsker | undefined;
+  if (options.protocol.startsWith('fuseraft') && options.approve === 'ask' && streams.stdinIsTTY) {
+    asker = terminalAsker(streams.stdin, streams.stderr, () => progress.hold());
+  }
+  const runOptions = runOptionsFrom(options, task.text);
+  if (options.protocol.startsWith('fuseraft')) {
+    runOptions.approve = approveCallbackFor(options.approve, asker?.ask, (text) => progress.say(text));
+  }
+
   let run: Run;
   try {
-    run = spawnRun(runOptionsFrom(options, task.text));
+    run = spawnRun(runOptions);
   } catch (error) {
     controls?.close();
     throw new UsageError(`cannot start the run: ${(error as Error).message}`);
@@ -158,6 +172,7 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   } finally {
     outcome = await run.outcome;
     controls?.close();
+    asker?.close();
     removeSignalHandlers();
   }
   await dispatcher.settled();

@@ -39,6 +39,8 @@ export class Progress {
   private readonly render: ReturnType<typeof createLogUpdate> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Holds on the live line (a question on the terminal): it is cleared and not redrawn meanwhile. */
+  private holds = 0;
 
   constructor(
     private readonly mode: ProgressMode,
@@ -54,9 +56,22 @@ export class Progress {
     }
   }
 
+  /** Clears the live line and keeps it off until the returned release is called (once). */
+  hold(): () => void {
+    this.holds++;
+    this.render?.clear();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      this.draw();
+    };
+  }
+
   /** A message that shows in every mode (control acks, warnings, errors). */
   say(text: string): void {
-    if (this.render !== undefined && !this.stopped) {
+    if (this.render !== undefined && !this.stopped && this.holds === 0) {
       this.render.clear();
       this.stderr.write(`${PREFIX}${text}\n`);
       this.draw();
@@ -124,7 +139,7 @@ export class Progress {
   }
 
   private draw(): void {
-    if (this.render !== undefined && !this.stopped) this.render(this.line());
+    if (this.render !== undefined && !this.stopped && this.holds === 0) this.render(this.line());
   }
 
   /** Clears the live line (before the answer is printed) and stops the refresh timer; idempotent. */

@@ -1,6 +1,8 @@
 // The protocol registry: every protocol name spawnRun accepts, and the driver that speaks it.
 import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
+import { hepProtocol } from './hep/hep-driver.js';
+import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
@@ -8,6 +10,9 @@ import { fenProtocol } from './fen/fen-driver.js';
  */
 export const PROTOCOLS = {
   fen: fenProtocol,
+  hep: hepProtocol,
+  fuseraft: fuseraftProtocol,
+  'fuseraft-bridge': fuseraftBridgeProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */

@@ -21,11 +21,14 @@ const OPTION_KEYS = Object.keys({
   stateDir: true,
   signal: true,
   maxFinalTextBytes: true,
+  maxFrameBytes: true,
   keepFiles: true,
   retainEvents: true,
   highWaterMark: true,
   outputTailBytes: true,
   handleParentSignals: true,
+  approve: true,
+  answerQuestion: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */

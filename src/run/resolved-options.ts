@@ -1,4 +1,6 @@
 // The run's options after spawnRun applied the defaults and checked them: what the core and the drivers read.
+import type { AnswerQuestionCallback, ApproveCallback } from '../drivers/fuseraft/prompts.js';
+
 /** Options after defaults and validation (see spawn-run.ts). */
 export interface ResolvedRunOptions {
   /** The protocol's name (`RunOptions.protocol`). */
@@ -19,9 +21,12 @@ export interface ResolvedRunOptions {
   stateDir: string;
   signal: AbortSignal | undefined;
   maxFinalTextBytes: number;
+  maxFrameBytes: number;
   keepFiles: boolean;
   retainEvents: boolean;
   highWaterMark: number;
   outputTailBytes: number;
   handleParentSignals: boolean;
+  approve: ApproveCallback | undefined;
+  answerQuestion: AnswerQuestionCallback | undefined;
 }

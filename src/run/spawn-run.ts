@@ -15,6 +15,7 @@ export const RUN_DEFAULTS = {
   finalizeGraceMs: 120_000,
   readyTimeoutMs: 30_000,
   maxFinalTextBytes: 64 * 1024 * 1024,
+  maxFrameBytes: 16 * 1024 * 1024,
   highWaterMark: 1024,
   outputTailBytes: 64 * 1024,
 } as const;
@@ -125,12 +126,20 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     stateDir: options.stateDir ?? tmpdir(),
     signal: options.signal,
     maxFinalTextBytes: size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes),
+    maxFrameBytes: Math.max(1, size('maxFrameBytes', options.maxFrameBytes ?? RUN_DEFAULTS.maxFrameBytes)),
     keepFiles: options.keepFiles ?? false,
     retainEvents: options.retainEvents ?? true,
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
     outputTailBytes: size('outputTailBytes', options.outputTailBytes ?? RUN_DEFAULTS.outputTailBytes),
     handleParentSignals: options.handleParentSignals ?? true,
+    approve: callback('approve', options.approve),
+    answerQuestion: callback('answerQuestion', options.answerQuestion),
   };
+}
+
+function callback<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`options.${name} must be a function`);
+  return value;
 }
 
 /** Largest delay setTimeout honours; longer ones would fire at once. */

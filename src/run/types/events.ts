@@ -107,7 +107,8 @@ export type ResultRunEvent = LifecycleEvent<
 /**
  * `exit`: the last event of every run, exactly once. When the child wrote no `exit` (it crashed, was
  * killed, or never started) subvisor ends the stream with one it made: `synthetic: true`, no `v`/`seq`,
- * and `status` taken from the outcome.
+ * and `status` taken from the outcome. A protocol with no exit frame (HEP) has its exit made from the
+ * exit code by its driver: no `v`/`seq`, not `synthetic`, with `exitCode`.
  */
 export interface ExitRunEvent {
   type: 'exit';
@@ -115,13 +116,19 @@ export interface ExitRunEvent {
   error?: string;
   /** Present (true) only on an exit subvisor made up. */
   synthetic?: true;
-  /** Absent only when `synthetic`. */
+  /** Absent when `synthetic`, or made from an exit code (HEP). */
   v?: 1;
-  /** Absent only when `synthetic`. */
+  /** Absent when `synthetic`, or made from an exit code (HEP). */
   seq?: number;
   run: string;
   [extra: string]: unknown;
 }
+
+/**
+ * `passthrough`: a frame of a type the run's driver does not know (a newer protocol version may add
+ * some), delivered raw instead of dropped. HEP only, today; Fen rejects unknown types (`unknown-type`).
+ */
+export type PassthroughRunEvent = LifecycleEvent<'passthrough', { protocol: string; frame: JsonObject }>;
 
 /** Codes of {@link RejectedEvent}: the wire codec's rejection codes plus the channel's own failures. */
 export type RejectedCode =
@@ -176,6 +183,7 @@ export type RunEvent =
   | TurnCompleteRunEvent
   | ControlAckRunEvent
   | ResultRunEvent
+  | PassthroughRunEvent
   | ExitRunEvent
   | RejectedEvent;
 

@@ -1,5 +1,6 @@
 // Public options of spawnRun (RunOptions), documented with their defaults.
 import type { ProtocolName } from '../../drivers/index.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../../drivers/fuseraft/prompts.js';
 
 /**
  * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.
@@ -9,8 +10,11 @@ import type { ProtocolName } from '../../drivers/index.js';
  */
 export interface RunOptions {
   /**
-   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory).
-   * Every protocol yields the same {@link RunEvent} types and the same {@link Outcome}.
+   * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory),
+   * `'hep'` (Fa's HEP v1: `command args -p <task>`, frames on stdout; `task` is required), `'fuseraft'`
+   * (`fuseraft repl --vscode --no-banner`) or `'fuseraft-bridge'` (`fuseraft run --bridge -c <config>`,
+   * the task appended as its last argument; see docs/fuseraft.md). Every protocol yields the same
+   * {@link RunEvent} types and the same {@link Outcome}.
    */
   protocol?: ProtocolName;
   /** The program to start. Never run through a shell: arguments are passed as they are. */
@@ -88,7 +92,14 @@ export interface RunOptions {
    * reading the event file (the file is the buffer) and resumes when the iterator drains. Default 1024.
    */
   highWaterMark?: number;
-  /** Bytes of the child's combined stdout/stderr kept in `outcome.outputTail`. Default 65536. */
+  /**
+   * Protocols that frame messages as stdout lines (HEP): the longest line read, in bytes. A longer one
+   * is rejected (`too-large`), skipped to its newline, and the answer is marked truncated. HEP does
+   * not bound its frames (a long answer is one `turn_done` line), so the default is generous: 16 MiB.
+   * Fen's lines are bounded by its spec (64 KiB) and ignore this.
+   */
+  maxFrameBytes?: number;
+  /** Bytes of the child's combined stdout/stderr (stderr only under HEP) kept in `outcome.outputTail`. Default 65536. */
   outputTailBytes?: number;
   /**
    * `true` (default): while this run is alive, SIGINT/SIGTERM/SIGHUP of the parent process cancel it
@@ -99,5 +110,16 @@ export interface RunOptions {
    * the watchdog reaps the trees of a parent killed without running any hook (SIGKILL, out of memory).
    */
   handleParentSignals?: boolean;
+  /**
+   * fuseraft only: decides each `approval_request`, one at a time, in order (sync or async). Without
+   * it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
+   * answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
+   */
+  approve?: ApproveCallback;
+  /**
+   * fuseraft repl only: answers each `question` (the text, or null to skip). Given, subvisor sets
+   * `FUSERAFT_VSCODE_QUESTIONS=1` so fuseraft may ask; without it, `0`. Other protocols ignore it.
+   */
+  answerQuestion?: AnswerQuestionCallback;
 }
 

@@ -17,6 +17,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `channel-error`: reading the event file or writing the control file failed.
  * - `parent-shutdown`: the parent process received SIGINT, SIGTERM or SIGHUP.
  * - `stalled`: a turn was open and the child wrote nothing for `stallTimeoutMs`, so it was cancelled (status `cancelled`).
+ * - `usage-error`: the child rejected its command line (HEP: exit code 64).
+ * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -31,7 +33,9 @@ export type OutcomeErrorCode =
   | 'child-error'
   | 'channel-error'
   | 'parent-shutdown'
-  | 'stalled';
+  | 'stalled'
+  | 'usage-error'
+  | 'protocol-error';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {

@@ -1,4 +1,4 @@
-// Splits a byte stream into UTF-8 text lines, bounded: an overlong line is reported once and skipped to its newline.
+// Splits a byte stream into UTF-8 text lines, bounded: an overlong line is reported once and skipped to its newline (pure, no I/O).
 
 export type SplitLine = { kind: 'line'; text: string; lineNumber: number } | { kind: 'too-long'; lineNumber: number; limit: number };
 

@@ -1,0 +1,212 @@
+// Reads one fuseraft stdout line: JSON parsing, the fields the driver relies on, and typed rejections.
+import type { JsonObject, JsonValue } from '../../wire/index.js';
+
+/** The live-session protocol version this driver speaks (seed 002, "Versioning"). */
+export const FUSERAFT_PROTOCOL_VERSION = 1;
+
+/** fuseraft cuts `tool_result.output` to this many characters (UTF-16 code units, as .NET counts them). */
+export const TOOL_OUTPUT_CAP = 100_000;
+
+/** A decoded frame: a JSON object with a string `type`; every other field as sent (untrusted). */
+export interface Frame {
+  type: string;
+  [field: string]: JsonValue;
+}
+
+/** Why a line did not become a (fully) usable frame. Codes are the wire codec's, so callers handle one set. */
+export interface LineRejection {
+  /** `malformed`: not JSON (noise); `invalid`: JSON but no object with a string `type`; `invalid-payload`: a field the driver reads has the wrong type; `too-large`: longer than the line bound; `out-of-order`: a frame where the protocol allows none. */
+  code: 'malformed' | 'invalid' | 'invalid-payload' | 'too-large' | 'out-of-order' | 'version-mismatch';
+  reason: string;
+  /** The frame's `type`, when readable (for an overlong line: sniffed from its first bytes). */
+  lineType?: string;
+  /** One entry per field that failed its check. */
+  errors?: string[];
+}
+
+/**
+ * The result of reading one line. `frame` is set when the line is a JSON object with a string
+ * `type`; fields that failed their check are removed from it (and listed in `rejection.errors`), so
+ * code reading a frame never sees a wrong type. `usable` is false when a field the frame's meaning
+ * depends on failed: such a frame is reported and not mapped (approvals and questions are still
+ * answered, with a denial or a skip).
+ */
+export type ReadLine =
+  | { frame: Frame; usable: boolean; rejection?: LineRejection }
+  | { frame?: undefined; usable: false; rejection: LineRejection };
+
+type Kind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'any';
+
+/** What the driver expects of one field. Nullable fields accept null; optional ones may be absent. */
+interface FieldRule {
+  kind: Kind;
+  required?: boolean;
+  nullable?: boolean;
+  oneOf?: readonly string[];
+}
+
+const req = (kind: Kind, extra: Omit<FieldRule, 'kind' | 'required'> = {}): FieldRule => ({ kind, required: true, ...extra });
+const opt = (kind: Kind): FieldRule => ({ kind, nullable: true });
+
+/**
+ * The fields the driver reads, per frame type (both transports). Everything else passes through
+ * unchecked: "clients must ignore fields and event types they don't recognize" (seed 002).
+ */
+const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
+  ready: { protocolVersion: req('any') },
+  turn_start: { text: opt('string') },
+  token: { text: req('string') },
+  thinking: { text: req('string') },
+  tool_call: { id: opt('string'), name: req('string'), summary: opt('string'), agent: opt('string') },
+  tool_result: { id: opt('string'), name: req('string'), ok: req('boolean'), output: opt('string') },
+  message_end: {
+    turnIndex: opt('integer'),
+    toolCalls: opt('array'),
+    inputTokens: opt('number'),
+    outputTokens: opt('number'),
+    cachedInputTokens: opt('number'),
+    cumulativeCacheReadTokens: opt('number'),
+  },
+  retrying: { attempt: opt('integer'), max: opt('integer') },
+  interjection: { status: req('string', { oneOf: ['joined', 'carried', 'dropped'] }), count: opt('integer') },
+  text: { text: opt('string') },
+  info: { text: opt('string') },
+  warning: { text: opt('string') },
+  error: { text: opt('string') },
+  approval_request: { kind: req('string') },
+  question: { question: req('string'), options: opt('array'), allowOther: opt('boolean') },
+  agent_starting: { agent: opt('string') },
+  tool_calling: { agent: opt('string'), tool: req('string'), argsSummary: opt('string') },
+  agent_message: { message: req('object'), elapsedMs: opt('number') },
+  result: {
+    succeeded: opt('boolean'),
+    errorMessage: opt('string'),
+    exitCode: opt('integer'),
+    turns: opt('integer'),
+    inputTokens: opt('number'),
+    outputTokens: opt('number'),
+  },
+};
+
+/** The fields of `agent_message.message` (seed 002's AgentMessage) the bridge driver reads. */
+const AGENT_MESSAGE_RULES: Readonly<Record<string, FieldRule>> = {
+  agentName: req('string'),
+  role: opt('string'),
+  content: req('string'),
+  inputTokens: opt('number'),
+  outputTokens: opt('number'),
+  isCompactionSummary: opt('boolean'),
+};
+
+/** Reads one stdout line (without its newline). Never throws. */
+export function readLine(line: string, lineNumber: number): ReadLine {
+  // A Windows build ends lines with \r\n; the \r is not part of the JSON.
+  const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Slash-command output can leak onto stdout as plain text (seed 002): noise, reported, not fatal.
+    // The text itself is not repeated: it is the child's output, kept in the output tail.
+    const what = text.trim() === '' ? 'an empty line' : `not JSON (${text.length} characters)`;
+    return { usable: false, rejection: { code: 'malformed', reason: `stdout line ${lineNumber} is ${what}` } };
+  }
+  if (!isObject(value) || typeof value['type'] !== 'string') {
+    return {
+      usable: false,
+      rejection: { code: 'invalid', reason: `stdout line ${lineNumber} is JSON but not an object with a string type` },
+    };
+  }
+  const frame = value as Frame;
+  const errors = checkFields(frame, RULES[frame.type], '');
+  if (frame.type === 'agent_message' && isObject(frame['message'])) {
+    errors.push(...checkFields(frame['message'], AGENT_MESSAGE_RULES, 'message.'));
+  }
+  if (errors.length === 0) return { frame, usable: true };
+  const usable = !errors.some((error) => error.required);
+  return {
+    frame,
+    usable,
+    rejection: {
+      code: 'invalid-payload',
+      reason: `stdout line ${lineNumber}: ${frame.type} ${usable ? 'has' : 'lacks'} ${usable ? 'invalid optional fields (ignored)' : 'a valid required field'}`,
+      lineType: frame.type,
+      errors: errors.map((error) => error.message),
+    },
+  };
+}
+
+/** The rejection of a line longer than the bound; its type is sniffed from the first bytes when they show one. */
+export function overlongLine(prefix: string, lineNumber: number, limit: number): LineRejection {
+  const type = /^\s*\{\s*"type"\s*:\s*"([A-Za-z0-9_]{1,64})"/.exec(prefix)?.[1];
+  const rejection: LineRejection = {
+    code: 'too-large',
+    reason: `stdout line ${lineNumber} is longer than the ${limit}-byte line bound (maxFrameBytes); skipped`,
+  };
+  if (type !== undefined) rejection.lineType = type;
+  return rejection;
+}
+
+interface FieldError {
+  message: string;
+  required: boolean;
+}
+
+/** Checks `target`'s fields against `rules`, deleting each field that fails so readers never see a wrong type. */
+function checkFields(target: Record<string, unknown>, rules: Readonly<Record<string, FieldRule>> | undefined, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (rules === undefined) return errors;
+  for (const [name, rule] of Object.entries(rules)) {
+    const present = Object.hasOwn(target, name);
+    const value = present ? target[name] : undefined;
+    const problem = present ? mismatch(value, rule) : rule.required === true ? 'is missing' : undefined;
+    if (problem === undefined) continue;
+    errors.push({ message: `${path}${name} ${problem}`, required: rule.required === true });
+    if (present) delete target[name];
+  }
+  return errors;
+}
+
+function mismatch(value: unknown, rule: FieldRule): string | undefined {
+  if (value === null) return rule.nullable === true || rule.kind === 'any' ? undefined : 'is null';
+  const ok = (() => {
+    switch (rule.kind) {
+      case 'any':
+        return true;
+      case 'string':
+        return typeof value === 'string' && (rule.oneOf === undefined || rule.oneOf.includes(value));
+      case 'number':
+        return typeof value === 'number' && Number.isFinite(value);
+      case 'integer':
+        return Number.isSafeInteger(value);
+      case 'boolean':
+        return typeof value === 'boolean';
+      case 'array':
+        return Array.isArray(value);
+      case 'object':
+        return isObject(value);
+    }
+  })();
+  if (ok) return undefined;
+  return rule.oneOf === undefined ? `is not ${article(rule.kind)}` : `is not one of ${rule.oneOf.join(', ')}`;
+}
+
+function article(kind: Kind): string {
+  return kind === 'integer' || kind === 'object' || kind === 'array' ? `an ${kind}` : `a ${kind}`;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A non-negative finite number field of a frame, or undefined (absent, null or invalid). */
+export function countField(frame: JsonObject, name: string): number | undefined {
+  const value = frame[name];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** A string field of a frame, or undefined (absent, null or not a string). */
+export function stringField(frame: JsonObject, name: string): string | undefined {
+  const value = frame[name];
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,259 @@
+// The fuseraft drivers behind the seam: the spawn plan, stdin/stdout plumbing, and session facts to the run core.
+import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../run/driver.js';
+import type { Answer } from '../../run/outcome.js';
+import type { ResolvedRunOptions } from '../../run/resolved-options.js';
+import type { RejectedEvent, RunEvent } from '../../run/types/index.js';
+import type { JsonObject } from '../../wire/index.js';
+import { BridgeSession } from './bridge-session.js';
+import type { EventDraft } from './event-drafts.js';
+import type { LineRejection } from './frames.js';
+import { ReplSession } from './repl-session.js';
+import type { FuseraftIo, SessionAnswer, SessionFacts } from './session-io.js';
+import { StdoutLines } from './stdout-lines.js';
+
+/** Which fuseraft transport a driver speaks. */
+type Mode = 'repl' | 'bridge';
+
+/** Default bound of one stdout line: tool output is 100 000 characters, a file_write approval whole files. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/** How long the driver waits for stdout to end after the process exited (a grandchild may hold it open). */
+const STDOUT_DRAIN_MS = 2000;
+
+/** The env variable that lets fuseraft ask questions on stdio (seed 002). */
+const QUESTIONS_ENV = 'FUSERAFT_VSCODE_QUESTIONS';
+
+/** Grace before SIGINT after an `interrupt`, and before the ladder for a process that lingers after saying it ends. */
+function shortGraceMs(options: ResolvedRunOptions): number {
+  return Math.min(1000, Math.floor(options.killGraceMs / 2));
+}
+
+/**
+ * One fuseraft run: `repl --vscode` (a chat) or `run --bridge` (an orchestration session). The
+ * protocol logic lives in the pure sessions; this class spawns, feeds them stdout lines, writes their
+ * stdin lines, and turns their facts into the core's.
+ */
+class FuseraftDriver implements Driver {
+  readonly closeWhenIdle: boolean;
+  readonly channelDir = '';
+  readonly #context: DriverContext;
+  readonly #mode: Mode;
+  readonly #session: ReplSession | BridgeSession;
+  readonly #lines: StdoutLines;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #io: ProcessIO | undefined;
+  #stdoutClosed: Promise<void> | undefined;
+  #stdinFailed = false;
+  #exitReported = false;
+  #finished = false;
+  #seq = 0;
+
+  constructor(context: DriverContext, mode: Mode) {
+    this.#context = context;
+    this.#mode = mode;
+    this.closeWhenIdle = mode === 'repl';
+    const options = context.options;
+    this.#lines = new StdoutLines(options.maxFrameBytes);
+    const io: FuseraftIo = {
+      write: (line) => this.#write(line),
+      endInput: () => this.#io?.stdin?.end(),
+      interrupt: () => void this.#io?.signal('SIGINT'),
+      setTimer: (fn, ms) => this.#timer(fn, ms),
+    };
+    const common = {
+      approve: options.approve,
+      task: options.task,
+      interruptGraceMs: shortGraceMs(options),
+      maxAnswerChars: options.maxFinalTextBytes,
+    };
+    this.#session =
+      mode === 'repl'
+        ? new ReplSession(io, this.#facts(), { ...common, answerQuestion: options.answerQuestion })
+        : new BridgeSession(io, this.#facts(), common);
+  }
+
+  launch(): Launch {
+    const { options } = this.#context;
+    const args = this.#mode === 'bridge' ? [...options.args, options.task!] : options.args;
+    const env: Record<string, string> = {};
+    // Questions only when someone answers them: fuseraft then offers its agent the ask-user tool.
+    if (this.#mode === 'repl') env[QUESTIONS_ENV] = options.answerQuestion === undefined ? '0' : '1';
+    const taskRef = this.#session.taskRef;
+    return {
+      process: { command: options.command, args, env, stdin: 'pipe', stdout: 'driver' },
+      ...(taskRef === undefined ? {} : { taskRef }),
+    };
+  }
+
+  attach(io: ProcessIO): void {
+    this.#io = io;
+    io.stdin?.on('error', (error: NodeJS.ErrnoException) => this.#onStdinError(error));
+    const stdout = io.stdout;
+    if (stdout === undefined) return;
+    this.#stdoutClosed = new Promise((resolve) => stdout.once('close', () => resolve()));
+    stdout.on('data', (chunk: Buffer) => {
+      if (this.#finished) return;
+      for (const piece of this.#lines.push(chunk)) this.#take(piece);
+      if (this.#context.shouldPause()) stdout.pause();
+    });
+  }
+
+  send(control: Control): SendOutcome {
+    const verdict = this.#session.send(control);
+    // The core learns the ref from this return: the answer must come after it.
+    queueMicrotask(() => {
+      const sink = this.#context.sink;
+      sink.ack(verdict.ref, verdict.status, verdict.reason);
+      if (verdict.injected === true) sink.delivery(verdict.ref, 'injected');
+    });
+    return { kind: 'sent', ref: verdict.ref };
+  }
+
+  resume(): void {
+    if (!this.#finished) this.#io?.stdout?.resume();
+  }
+
+  async finish(exit: ProcessExitInfo | undefined): Promise<void> {
+    const stdout = this.#io?.stdout;
+    if (stdout !== undefined && this.#stdoutClosed !== undefined) {
+      // Read everything the child wrote before it went; a grandchild holding stdout open is not waited for.
+      stdout.resume();
+      await Promise.race([this.#stdoutClosed, new Promise<void>((resolve) => this.#timer(resolve, STDOUT_DRAIN_MS))]);
+    }
+    for (const piece of this.#lines.end()) this.#take(piece);
+    this.#finished = true;
+    stdout?.destroy();
+    const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
+    if (!this.#exitReported && end !== undefined && exit?.spawnFailed !== true) {
+      this.#exitReported = true;
+      this.#context.sink.exit(end);
+    }
+    this.#clearTimers();
+  }
+
+  disconnect(): void {
+    // Never called: a fuseraft run always has a process.
+  }
+
+  dispose(): void {
+    this.#finished = true;
+    this.#session.dispose();
+    this.#clearTimers();
+    this.#io?.stdout?.destroy();
+    this.#io?.stdin?.destroy();
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #take(piece: ReturnType<StdoutLines['push']>[number]): void {
+    if (piece.kind === 'line') this.#session.onLine(piece.text);
+    else this.#session.onOverlongLine(piece.prefix, piece.limit);
+  }
+
+  #facts(): SessionFacts {
+    const sink = () => this.#context.sink;
+    return {
+      ready: () => sink().ready(),
+      event: (draft) => sink().event(this.#stamp(draft)),
+      rejected: (rejection, fatal) => this.#rejected(rejection, fatal),
+      ack: (ref, status, reason) => sink().ack(ref, status, reason),
+      delivery: (ref, delivery) => sink().delivery(ref, delivery),
+      turnStarted: (turn) => sink().turnStarted(turn),
+      // A bridge turn is one agent's: the session goes on by itself, so the state stays running.
+      turnCompleted: (turn, stopReason, usage) =>
+        sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: this.#mode === 'repl' }),
+      result: (report) =>
+        sink().result({
+          stopReason: report.stopReason,
+          ...(report.usage === undefined ? {} : { usage: report.usage }),
+          answer: Promise.resolve(toAnswer(report.answer, this.#context.options.maxFinalTextBytes)),
+        }),
+      ending: () => this.#onEnding(),
+    };
+  }
+
+  /** fuseraft said it is about to exit: if it lingers, report how it ended so the kill ladder reaps it. */
+  #onEnding(): void {
+    this.#timer(() => {
+      if (this.#finished || this.#exitReported) return;
+      const end = this.#session.provisionalEnd();
+      if (end === undefined) return;
+      this.#exitReported = true;
+      this.#context.sink.exit(end);
+    }, shortGraceMs(this.#context.options));
+  }
+
+  #rejected(rejection: LineRejection, fatal: boolean): void {
+    const event: RejectedEvent = { type: 'rejected', code: rejection.code, reason: rejection.reason, fatal };
+    if (rejection.lineType !== undefined) event.lineType = rejection.lineType;
+    if (rejection.errors !== undefined) event.errors = rejection.errors;
+    if (fatal) this.#context.sink.fatal('version-mismatch', `protocol failure (${rejection.code}): ${rejection.reason}`);
+    this.#context.sink.rejected(event);
+  }
+
+  /** Adds the envelope. fuseraft has no sequence numbers: `seq` counts the run's events. */
+  #stamp(draft: EventDraft): RunEvent {
+    return { ...draft, v: 1, seq: ++this.#seq, run: this.#context.runId } as RunEvent;
+  }
+
+  #write(line: JsonObject): boolean {
+    const stdin = this.#io?.stdin;
+    if (stdin === undefined || this.#stdinFailed || stdin.destroyed || stdin.writableEnded) return false;
+    stdin.write(`${JSON.stringify(line)}\n`);
+    return true;
+  }
+
+  #onStdinError(error: NodeJS.ErrnoException): void {
+    if (this.#stdinFailed) return;
+    this.#stdinFailed = true;
+    // Usually the child is exiting (EPIPE): its exit decides the outcome; later writes report themselves.
+    this.#context.sink.event(this.#stamp({ type: 'error', error: `fuseraft's stdin failed (${error.code ?? error.message})`, source: 'subvisor' }));
+  }
+
+  #timer(fn: () => void, ms: number): { clear(): void } {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
+    timer.unref();
+    this.#timers.add(timer);
+    return {
+      clear: () => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+      },
+    };
+  }
+
+  #clearTimers(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}
+
+function toAnswer(answer: SessionAnswer | undefined, maxChars: number): Answer {
+  if (answer === undefined) return { truncated: false };
+  if (!answer.truncated) return { finalText: answer.text, truncated: false };
+  return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
+}
+
+/** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */
+export const fuseraftProtocol: Protocol = {
+  validate: () => undefined,
+  create: (context) => new FuseraftDriver(context, 'repl'),
+};
+
+/** `fuseraft run --bridge -c <config> <task>`: one orchestration session; the task is the last argument. */
+export const fuseraftBridgeProtocol: Protocol = {
+  validate(options: ResolvedRunOptions): void {
+    if (options.task === undefined || options.task === '') {
+      throw new TypeError("protocol 'fuseraft-bridge' needs options.task: it is fuseraft run's last argument");
+    }
+    // An argument that starts with '-' would be read as an option (a task of '--resume <id>' would resume another session).
+    if (options.task.startsWith('-')) throw new RangeError("a 'fuseraft-bridge' task must not start with '-': fuseraft would read it as an option");
+    if (options.answerQuestion !== undefined) {
+      throw new TypeError("options.answerQuestion applies to protocol 'fuseraft' only: run --bridge reads no question_response");
+    }
+  },
+  create: (context) => new FuseraftDriver(context, 'bridge'),
+};

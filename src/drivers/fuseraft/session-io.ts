@@ -1,0 +1,118 @@
+// What a fuseraft session needs from the process and reports to the run core: its I/O and its facts.
+import type { JsonObject } from '../../wire/index.js';
+import type { Delivery } from '../../run/types/index.js';
+import type { EventDraft } from './event-drafts.js';
+import type { LineRejection } from './frames.js';
+
+/** The process side of a session (the driver adapter implements it; tests record it). */
+export interface FuseraftIo {
+  /** Writes one JSON line to fuseraft's stdin; false when stdin is closed or broken. */
+  write(line: JsonObject): boolean;
+  /** Ends fuseraft's stdin (EOF); idempotent. */
+  endInput(): void;
+  /** Sends SIGINT to the fuseraft process: fuseraft's own "cancel the running turn" signal. */
+  interrupt(): void;
+  /** A timer (injectable for tests). */
+  setTimer(fn: () => void, ms: number): { clear(): void };
+}
+
+/**
+ * Protocol-free facts a session reports (the driver adapter forwards them to the run core). A fact
+ * comes before the event that carries it, as the run core expects.
+ */
+export interface SessionFacts {
+  /** fuseraft said `ready` with the right protocol version. */
+  ready(): void;
+  /** An event to publish (the envelope is added by the publisher). */
+  event(draft: EventDraft): void;
+  /** A line that was not (fully) accepted. `fatal` ones end the run `failed`. */
+  rejected(rejection: LineRejection, fatal: boolean): void;
+  /** The answer to a control the session sent on its own (the task prompt, once fuseraft is ready). */
+  ack(ref: number, status: 'accepted' | 'rejected', reason?: string): void;
+  /** What happened to an accepted steer or follow-up. */
+  delivery(ref: number, delivery: Delivery): void;
+  /** A turn began (turns count from 1). */
+  turnStarted(turn: number): void;
+  /** A turn ended: `end_turn`, `aborted` (cancelled) or `error`. */
+  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  /** The run's answer, once, when fuseraft says the session is over (repl: `session_end`; bridge: `result`). */
+  result(report: SessionResult): void;
+  /** fuseraft said it is about to exit (`session_end`, `result`): `provisionalEnd()` says how the run ended. */
+  ending(): void;
+}
+
+/** What {@link SessionFacts.result} reports. */
+export interface SessionResult {
+  stopReason: string;
+  answer: SessionAnswer | undefined;
+  usage: JsonObject | undefined;
+}
+
+/** A control as the run core hands it to a session. */
+export type FuseraftControl =
+  | { type: 'prompt' | 'steer' | 'follow-up'; text: string }
+  | { type: 'finalize'; note?: string }
+  | { type: 'cancel' }
+  | { type: 'close' };
+
+/** A session's immediate answer to a control: fuseraft itself acknowledges nothing, so the driver decides. */
+export interface ControlVerdict {
+  /** The driver's reference of the control (increasing from 1, shared with the task's). */
+  ref: number;
+  status: 'accepted' | 'applied' | 'rejected';
+  reason?: string;
+  /** An accepted steer/follow-up whose text started a turn at once: delivered (injected) already. */
+  injected?: true;
+}
+
+/** How the child itself says the run ended (its own `exit`), decided once the process is gone. */
+export interface ChildEnd {
+  status: 'done' | 'cancelled' | 'failed';
+  error?: string;
+}
+
+/** The answer of a run. */
+export interface SessionAnswer {
+  text: string;
+  /** The text was longer than `maxAnswerChars` and was cut. */
+  truncated: boolean;
+}
+
+/** How the process ended. */
+export interface ProcessEnd {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Describes a process end for error texts. */
+export function describeEnd(end: ProcessEnd): string {
+  return end.signal !== null ? `was killed by ${end.signal}` : `exited with code ${end.exitCode}`;
+}
+
+/** Collects streamed text up to a bound. */
+export class BoundedText {
+  #chunks: string[] = [];
+  #length = 0;
+  #truncated = false;
+
+  constructor(readonly maxChars: number) {}
+
+  append(text: string): void {
+    if (this.#truncated) return;
+    const room = this.maxChars - this.#length;
+    if (text.length > room) {
+      this.#chunks.push(text.slice(0, room));
+      this.#length = this.maxChars;
+      this.#truncated = true;
+      return;
+    }
+    this.#chunks.push(text);
+    this.#length += text.length;
+  }
+
+  take(): SessionAnswer {
+    const answer = { text: this.#chunks.join(''), truncated: this.#truncated };
+    this.#chunks = [answer.text];
+    return answer;
+  }
+}

@@ -1,0 +1,419 @@
+// Fa's HEP v1 driver: `command args -p <task>`, frames read from stdout as a stream, mapped to run facts and events.
+import type { Readable } from 'node:stream';
+import type {
+  Control,
+  Driver,
+  DriverContext,
+  Launch,
+  ProcessExitInfo,
+  ProcessIO,
+  Protocol,
+  SendOutcome,
+} from '../../run/driver.js';
+import type { ResolvedRunOptions } from '../../run/resolved-options.js';
+import type { RejectedCode, RunEvent } from '../../run/types/index.js';
+import { LineSplitter } from '../../text/line-splitter.js';
+import type { SplitLine } from '../../text/line-splitter.js';
+import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { extraFields, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
+import type { HepFrame } from './frames.js';
+
+/** Exit codes of `fa` (seed 001 and its code): 0 ok, 1 provider error, 64 usage error, 130 cancelled. */
+const EXIT_OK = 0;
+const EXIT_PROVIDER_ERROR = 1;
+const EXIT_USAGE = 64;
+const EXIT_CANCELLED = 130;
+
+/** Why each control HEP cannot carry is refused (its Ack is `rejected` with this reason). */
+const UNSUPPORTED: Record<Exclude<Control['type'], 'cancel'>, string> = {
+  prompt: 'HEP runs one prompt per process: start a new run for another prompt',
+  steer: 'HEP runs one prompt per process and reads no input: a HEP child cannot be steered',
+  'follow-up': 'HEP runs one prompt per process: start a new run for a follow-up',
+  finalize: 'HEP has no finalize: the child ends by itself after its prompt; cancel() stops it',
+  close: 'HEP has no close: the child ends by itself after its prompt; cancel() stops it',
+};
+
+/** How the last round of the run ended (its terminal frame). */
+type Terminal = 'done' | 'error' | 'cancelled';
+
+/**
+ * A `fa --output events` child. stdout carries only HEP frames, one JSON object per line; the first
+ * must be `hep_header` v1. stderr is the output tail. A HEP turn is one LLM round: the answer is the
+ * `message` of the last `turn_done`, usage is summed over the rounds, and the exit code says how the
+ * run ended. `cancel` is SIGINT; the other controls are answered `rejected` (one process per prompt).
+ */
+export class HepDriver implements Driver {
+  readonly closeWhenIdle = false;
+  readonly channelDir = '';
+  readonly #context: DriverContext;
+  readonly #splitter: LineSplitter;
+  #io: ProcessIO | undefined;
+  #stdoutClosed: Promise<void> = Promise.resolve();
+  #nextRef = 1;
+  #taskRef: number | undefined;
+  #seq = 0;
+  /** After a fatal header problem nothing more is interpreted. */
+  #stopped = false;
+  #headerSeen = false;
+  /** The highest round announced with turn-started. */
+  #openedTurn = 0;
+  #lastTurnDone: { seq: number; message: string; stopReason: string } | undefined;
+  #terminal: Terminal | undefined;
+  #turnError: string | undefined;
+  readonly #usage: JsonObject = {};
+  #usageSeen = false;
+  #skippedFrames = 0;
+
+  constructor(context: DriverContext) {
+    this.#context = context;
+    this.#splitter = new LineSplitter(context.options.maxFrameBytes);
+  }
+
+  launch(): Launch {
+    const { options } = this.#context;
+    this.#taskRef = this.#nextRef++;
+    return {
+      process: {
+        command: options.command,
+        args: [...options.args, '-p', options.task!],
+        env: {},
+        stdin: 'ignore',
+        stdout: 'driver',
+      },
+      taskRef: this.#taskRef,
+    };
+  }
+
+  attach(io: ProcessIO): void {
+    this.#io = io;
+    const stdout = io.stdout;
+    if (stdout === undefined) return;
+    this.#stdoutClosed = new Promise((resolve) => stdout.once('close', resolve));
+    stdout.on('data', (chunk: Buffer) => {
+      for (const line of this.#splitter.push(chunk)) this.#line(line, false);
+      if (this.#context.shouldPause()) stdout.pause();
+    });
+    // A read error ends the stream like EOF; what was read stands.
+    stdout.on('error', () => undefined);
+  }
+
+  send(control: Control): SendOutcome {
+    const ref = this.#nextRef++;
+    if (control.type === 'cancel') {
+      // HEP's cancel is SIGINT: fa writes `cancelled` and exits 130.
+      const delivered = this.#io?.signal('SIGINT') ?? false;
+      this.#answerLater(ref, delivered ? 'accepted' : 'rejected', delivered ? undefined : 'the child has already exited');
+    } else {
+      this.#answerLater(ref, 'rejected', UNSUPPORTED[control.type]);
+    }
+    return { kind: 'sent', ref };
+  }
+
+  resume(): void {
+    const stdout: Readable | undefined = this.#io?.stdout;
+    if (stdout?.isPaused() === true) stdout.resume();
+  }
+
+  async finish(exit: ProcessExitInfo | undefined): Promise<void> {
+    if (exit === undefined || exit.spawnFailed) return;
+    // The pipe may still hold the last frames: read until every writer closed it (the core's reap closes it at the latest).
+    this.#io?.stdout?.resume();
+    await this.#stdoutClosed;
+    for (const line of this.#splitter.end()) this.#line(line, true);
+    this.#reportEnd(exit);
+  }
+
+  disconnect(): void {
+    // Never called: a HEP run always has a process.
+  }
+
+  dispose(): void {
+    this.#io?.stdout?.destroy();
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Frames                                                                                         */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #line(line: SplitLine, unterminated: boolean): void {
+    if (this.#stopped) return;
+    const seq = ++this.#seq;
+    if (line.kind === 'too-long') {
+      this.#skippedFrames++;
+      this.#reject(seq, 'too-large', `a stdout line reached ${line.limit} bytes (maxFrameBytes) before its newline; skipped`);
+      return;
+    }
+    if (unterminated) {
+      this.#reject(seq, 'malformed', `stdout ended inside a frame (${Buffer.byteLength(line.text)} bytes without a newline)`);
+      return;
+    }
+    if (!this.#headerSeen) {
+      this.#header(line.text, seq);
+      return;
+    }
+    const parsed = parseLine(line.text);
+    if (!parsed.ok) {
+      this.#reject(seq, parsed.code, parsed.reason);
+      return;
+    }
+    const frame = parsed.frame;
+    if (frame.type === 'hep_header') {
+      this.#reject(seq, 'out-of-order', 'a second hep_header; ignored', frame.type);
+      return;
+    }
+    if (!isKnownFrame(frame.type)) {
+      // HEP v1 only grows: a frame type this driver does not know is delivered raw, never dropped.
+      this.#publish({ type: 'passthrough', protocol: 'hep', frame }, seq);
+      return;
+    }
+    const errors = frameErrors(frame);
+    if (errors.length > 0) {
+      this.#reject(seq, 'invalid-payload', `a ${frame.type} frame with invalid fields`, frame.type, errors);
+      return;
+    }
+    this.#frame(frame, seq);
+  }
+
+  #header(text: string, seq: number): void {
+    const problem = headerProblem(text);
+    if (problem !== undefined) {
+      this.#stopped = true;
+      const code = problem.code === 'version-mismatch' ? 'version-mismatch' : 'protocol-error';
+      this.#context.sink.fatal(code, `protocol failure (${code}): ${problem.reason}`);
+      this.#reject(seq, problem.code === 'version-mismatch' ? 'version-mismatch' : 'invalid', problem.reason, undefined, undefined, true);
+      return;
+    }
+    this.#headerSeen = true;
+    const frame = (parseLine(text) as { frame: HepFrame }).frame;
+    this.#context.sink.ready();
+    this.#publish({ type: 'ready', protocol: 'hep', ...extraFields(frame, []) }, seq);
+  }
+
+  #frame(frame: HepFrame, seq: number): void {
+    const sink = this.#context.sink;
+    const turn = frame['turn_id'] as number;
+    switch (frame.type) {
+      case 'agent_start':
+        if (this.#taskRef !== undefined) {
+          // The run began with the task: that is the task prompt's (made-up) acceptance.
+          sink.ack(this.#taskRef, 'accepted');
+          this.#publish({ type: 'control-ack', status: 'accepted', ref: this.#taskRef }, seq);
+          this.#taskRef = undefined;
+        }
+        this.#openRound(turn, seq, frame, ['turn_id']);
+        return;
+      case 'message_start':
+        this.#openRound(turn, seq);
+        this.#publish({ type: 'llm-start', ...extraFields(frame, ['turn_id']) }, seq);
+        return;
+      case 'message_delta':
+        this.#openRound(turn, seq);
+        this.#publish({ type: 'assistant-text-delta', delta: frame['delta']!, ...extraFields(frame, ['turn_id', 'delta']) }, seq);
+        return;
+      case 'tool_start': {
+        this.#openRound(turn, seq);
+        const args = frame['args_summary'] ?? frame['args'];
+        this.#publish(
+          {
+            type: 'tool-call',
+            name: frame['name']!,
+            id: frame['id']!,
+            ...(args === undefined ? {} : { arguments: args }),
+            ...(isBounded(args) ? { transportTruncated: true } : {}),
+            ...extraFields(frame, ['turn_id', 'id', 'name', 'args_summary', 'args']),
+          },
+          seq,
+        );
+        return;
+      }
+      case 'turn_done':
+        this.#turnDone(frame, turn, seq);
+        return;
+      case 'turn_error':
+        this.#terminal = 'error';
+        this.#turnError = frame['error'] as string;
+        this.#publish({ type: 'error', error: this.#turnError, source: 'provider', ...extraFields(frame, ['turn_id', 'error']) }, seq);
+        this.#closeRound(turn, 'error', undefined, seq);
+        return;
+      case 'cancelled':
+        this.#terminal = 'cancelled';
+        this.#closeRound(turn, 'aborted', undefined, seq);
+        return;
+      default:
+        // tool_delta, tool_liveness, compaction_start/end: progress notices.
+        this.#publish({ type: 'info', summary: summaryOf(frame), hepType: frame.type, ...extraFields(frame, []) }, seq);
+    }
+  }
+
+  #turnDone(frame: HepFrame, turn: number, seq: number): void {
+    this.#openRound(turn, seq);
+    for (const item of frame['tool_results'] as JsonValue[]) {
+      if (typeof item !== 'object' || item === null || Array.isArray(item) || typeof item['name'] !== 'string') {
+        this.#reject(seq, 'invalid-payload', 'a turn_done tool result that is not an object with a string name; skipped', frame.type);
+        continue;
+      }
+      const text = item['text'];
+      this.#publish(
+        {
+          type: 'tool-result',
+          name: item['name'],
+          isError: item['ok'] !== true,
+          ...(typeof item['id'] === 'string' ? { id: item['id'], toolCallId: item['id'] } : {}),
+          ...(text === undefined ? {} : { result: text }),
+          ...(isBounded(text) ? { transportTruncated: true } : {}),
+        },
+        seq,
+      );
+    }
+    const usage = frame['usage'] as JsonObject | undefined;
+    if (usage !== undefined) this.#addUsage(usage);
+    this.#terminal = 'done';
+    this.#lastTurnDone = { seq, message: frame['message'] as string, stopReason: frame['stop_reason'] as string };
+    this.#closeRound(turn, frame['stop_reason'] as string, usage, seq);
+  }
+
+  /** The first frame of a round announces it (agent_start for the first, the first frame of each later one). */
+  #openRound(turn: number, seq: number, frame?: HepFrame, known: readonly string[] = []): void {
+    if (turn <= this.#openedTurn) return;
+    this.#openedTurn = turn;
+    this.#context.sink.turnStarted(turn);
+    this.#publish({ type: 'turn-started', turn, ...(frame === undefined ? {} : extraFields(frame, known)) }, seq);
+  }
+
+  #closeRound(turn: number, stopReason: string, usage: JsonObject | undefined, seq: number): void {
+    // A round ends; the child goes on by itself (the next round, or its exit): the state stays running.
+    this.#context.sink.turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: false });
+    this.#publish({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) }, seq);
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* The end: the exit code                                                                         */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  #reportEnd(exit: ProcessExitInfo): void {
+    const sink = this.#context.sink;
+    // After a fatal header problem the stream was not HEP: its exit code says nothing the verdict can use.
+    if (this.#stopped) return;
+    if (!this.#headerSeen) {
+      if (exit.exitCode === EXIT_USAGE) {
+        this.#exit(exit.exitCode, { status: 'failed', code: 'usage-error', error: 'the child rejected its command line (exit 64, usage error)' });
+        return;
+      }
+      // Not a HEP stream at all: say so (a crash before the header is reported as that crash).
+      if (exit.exitCode !== null) {
+        sink.fatal('protocol-error', `protocol failure (protocol-error): the child exited with code ${exit.exitCode} without writing a HEP header on stdout`);
+      }
+      return;
+    }
+    const code = exit.exitCode;
+    if (code === EXIT_OK && this.#terminal !== 'error') {
+      this.#result();
+      this.#exit(exit.exitCode, { status: 'done' });
+    } else if (code === EXIT_CANCELLED || (code === null && this.#terminal === 'cancelled')) {
+      this.#exit(exit.exitCode, { status: 'cancelled', error: 'the child was cancelled (exit 130)' });
+    } else if (code === EXIT_USAGE) {
+      this.#exit(exit.exitCode, { status: 'failed', code: 'usage-error', error: 'the child rejected its command line (exit 64, usage error)' });
+    } else if (code === EXIT_PROVIDER_ERROR || this.#terminal === 'error') {
+      this.#exit(exit.exitCode, { status: 'failed', error: this.#turnError ?? `the child exited with code ${code} (provider error)` });
+    } else if (code !== null) {
+      this.#exit(exit.exitCode, { status: 'failed', error: `the child exited with code ${code}` });
+    }
+    // Killed by a signal with no cancelled frame: not the child's statement; the core reports the crash or its own reason.
+  }
+
+  #result(): void {
+    const last = this.#lastTurnDone;
+    if (last === undefined) return; // done without any round: the core notes the missing answer
+    const answer = {
+      finalText: last.message,
+      truncated: this.#skippedFrames > 0,
+      ...(this.#skippedFrames > 0
+        ? { truncationNote: `${this.#skippedFrames} stdout line(s) longer than maxFrameBytes were skipped; the answer may be from an earlier round` }
+        : {}),
+    };
+    const usage = this.#usageSeen ? { ...this.#usage } : undefined;
+    this.#context.sink.result({ stopReason: last.stopReason, answer: Promise.resolve(answer) });
+    this.#publish(
+      { type: 'result', stopReason: last.stopReason, finalText: last.message, ...(usage === undefined ? {} : { usage }) },
+      last.seq,
+    );
+  }
+
+  #exit(exitCode: number | null, exit: { status: 'done' | 'cancelled' | 'failed'; error?: string; code?: 'usage-error' }): void {
+    this.#context.sink.exit(exit);
+    const event: Record<string, unknown> = { type: 'exit', status: exit.status, run: this.#context.runId, exitCode };
+    if (exit.error !== undefined) event['error'] = exit.error;
+    // HEP has no exit frame: the event is made from the exit code, so it has no v/seq (see docs/protocols.md).
+    this.#context.sink.event(event as RunEvent);
+  }
+
+  #addUsage(usage: JsonObject): void {
+    this.#usageSeen = true;
+    for (const [key, value] of Object.entries(usage)) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || key === '__proto__') continue;
+      const current = this.#usage[key];
+      this.#usage[key] = (typeof current === 'number' ? current : 0) + value;
+    }
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Helpers                                                                                        */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** Answers a control on a later microtask (never before `send` returned its ref), with a made-up control-ack event. */
+  #answerLater(ref: number, status: 'accepted' | 'rejected', reason: string | undefined): void {
+    queueMicrotask(() => {
+      this.#context.sink.ack(ref, status, reason);
+      this.#publish({ type: 'control-ack', status, ref, ...(reason === undefined ? {} : { reason }) }, this.#seq);
+    });
+  }
+
+  #publish(event: Record<string, unknown>, seq: number): void {
+    this.#context.sink.event({ ...event, v: 1, seq, run: this.#context.runId } as RunEvent);
+  }
+
+  #reject(
+    seq: number,
+    code: RejectedCode,
+    reason: string,
+    lineType?: string,
+    errors?: string[],
+    fatal = false,
+  ): void {
+    this.#context.sink.rejected({
+      type: 'rejected',
+      code,
+      reason,
+      fatal,
+      seq,
+      ...(lineType === undefined ? {} : { lineType }),
+      ...(errors === undefined ? {} : { errors }),
+    });
+  }
+}
+
+/** A one-line summary of a progress frame for `info.summary`. */
+function summaryOf(frame: HepFrame): string {
+  switch (frame.type) {
+    case 'tool_delta':
+      return `tool ${String(frame['id'])} output`;
+    case 'tool_liveness':
+      return `tool ${String(frame['name'] ?? frame['id'])}: ${String(frame['action'])}`;
+    case 'compaction_start':
+      return 'context compaction started';
+    case 'compaction_end':
+      return 'context compaction ended';
+    default:
+      return frame.type;
+  }
+}
+
+/** Fa's Harness Event Protocol v1 (`fa --output events`). */
+export const hepProtocol: Protocol = {
+  validate(options: ResolvedRunOptions): void {
+    if (typeof options.task !== 'string' || options.task === '') {
+      throw new TypeError("a HEP run needs options.task (a non-empty string): fa takes its prompt as '-p <task>'");
+    }
+  },
+  create: (context) => new HepDriver(context),
+};
