@@ -253,13 +253,16 @@ describe('repl --vscode', () => {
     piped.child.stdin?.end();
     expect((await piped.exited).code).toBe(0);
     const transcript = fake.transcript();
+    // The extra response is early only if it is read before request 2 is asked: on a loaded machine the
+    // fake may already be asking, and then it answers request 2 as an ordinary response. Both are right.
+    const early = transcript.approvals[1]?.how === 'early-response';
     expect(transcript.approvals.map((approval) => [approval.approved, approval.how])).toEqual([
       [false, 'response'],
-      [true, 'early-response'],
+      [true, early ? 'early-response' : 'response'],
       [false, 'other-line'],
       [false, 'end-of-stdin'],
     ]);
-    expect(transcript.unexpected.map((input) => input.as)).toEqual(['early-response', 'denial']);
+    expect(transcript.unexpected.map((input) => input.as)).toEqual(early ? ['early-response', 'denial'] : ['denial']);
   });
 
   it('questions: asked only with FUSERAFT_VSCODE_QUESTIONS=1, answered by the next question_response', async () => {

@@ -96,6 +96,12 @@ describe('steer and follow-up', () => {
   });
 });
 
+/**
+ * Tests that expect the child to leave on its own after a cancel (`killed: false`): a kill grace long enough
+ * for a loaded machine, which costs nothing when the child leaves promptly.
+ */
+const ANSWERS_CANCEL_MS = 10_000;
+
 describe('finalize', () => {
   it('mid-turn: the turn is interrupted (aborted), one tool-free turn answers, done', async () => {
     const scenario: Scenario = {
@@ -132,7 +138,7 @@ describe('finalize', () => {
   });
 
   it('ignored by the child: cancel is sent after finalizeGraceMs', async () => {
-    const s = supervise({ ...LONG_FIRST_TURN, ignore: ['finalize'] }, { task: 'work', finalizeGraceMs: 800 });
+    const s = supervise({ ...LONG_FIRST_TURN, ignore: ['finalize'] }, { task: 'work', finalizeGraceMs: 800, killGraceMs: ANSWERS_CANCEL_MS });
     await turnStarted(s);
     const ack = await s.control((run) => run.finalize());
     expect(ack.status).toBe('accepted');
@@ -157,7 +163,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'ready',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { keepAlive: true });
+        const s = supervise(LONG_FIRST_TURN, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await s.waitState('ready');
         return s;
       },
@@ -165,7 +171,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'running',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+        const s = supervise(LONG_FIRST_TURN, { task: 'work', killGraceMs: ANSWERS_CANCEL_MS });
         await turnStarted(s);
         return s;
       },
@@ -173,7 +179,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'closing',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { task: 'work', keepAlive: true });
+        const s = supervise(LONG_FIRST_TURN, { task: 'work', keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await turnStarted(s);
         expect((await s.control((run) => run.close())).status).toBe('accepted');
         return s;
@@ -182,7 +188,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'finalizing',
       setup: async () => {
-        const s = supervise({ ...LONG_FIRST_TURN, finalTurn: { steps: [{ pause: 3000 }], answer: 'x' } }, { keepAlive: true });
+        const s = supervise({ ...LONG_FIRST_TURN, finalTurn: { steps: [{ pause: 3000 }], answer: 'x' } }, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await s.waitState('ready');
         expect((await s.control((run) => run.finalize())).status).toBe('accepted');
         return s;
