@@ -1,8 +1,8 @@
 // A pool's Run handle: queued until a slot is free, then a relay over the run spawnRun started.
-import { EventEmitter } from 'eventemitter3';
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { AbortLink } from '../run/abort-link.js';
 import { ControlRefusedError } from '../run/errors.js';
+import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { EventFanout } from '../run/event-fanout.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
 import { TextAssembler } from '../run/text-stream.js';
@@ -36,7 +36,7 @@ export interface PooledRunInit {
 }
 
 /** Implementation of {@link PoolRun}; created by the supervisor. */
-export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
+export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
   readonly id: string;
   readonly attempt: number;
   readonly retryOf: PooledRun | undefined;
@@ -88,24 +88,6 @@ export class PooledRun extends EventEmitter<RunEvents> implements PoolRun {
     else if (signal !== undefined) {
       this.#abortLink = linkAbortSignal(signal);
       this.#abortLink.signal.addEventListener('abort', this.#onAbort, { once: true });
-    }
-  }
-
-  /**
-   * Listeners run inside the pool's bookkeeping: one that throws must not leave it half updated. Its
-   * error is rethrown on a later tick (an uncaught exception, as from any callback).
-   */
-  override emit<T extends EventEmitter.EventNames<RunEvents>>(
-    event: T,
-    ...args: EventEmitter.EventArgs<RunEvents, T>
-  ): boolean {
-    try {
-      return super.emit(event, ...args);
-    } catch (error) {
-      setImmediate(() => {
-        throw error;
-      });
-      return true;
     }
   }
 

@@ -1,4 +1,5 @@
 // Retry policy of the pool: validation, whether an outcome is retried, and the wait before the retry.
+import { rethrowLater } from '../run/guarded-emitter.js';
 import type { Outcome } from '../run/types/index.js';
 import type { RetryPolicy } from './types.js';
 
@@ -23,13 +24,6 @@ export function checkRetryPolicy(policy: RetryPolicy | false | undefined, where:
 /** The default `when`: a run that failed, timed out or stalled is worth another attempt. */
 function worthRetrying(outcome: Outcome): boolean {
   return outcome.status === 'failed' || outcome.status === 'timed-out' || outcome.errorCode === 'stalled';
-}
-
-/** A caller's `when`/`backoff` threw: rethrown on a later tick (an uncaught exception, as from a listener). */
-function rethrowLater(error: unknown): void {
-  setImmediate(() => {
-    throw error;
-  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries and shutdown.
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'eventemitter3';
 import PQueue from 'p-queue';
+import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { registerLiveRun, unregisterLiveRun } from '../run/shutdown.js';
 import type { ShutdownParticipant } from '../run/shutdown.js';
 import { checkRunOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
@@ -40,7 +40,7 @@ interface Entry {
   backoffTimer?: NodeJS.Timeout;
 }
 
-class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Supervisor {
+class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervisor {
   readonly #queue: PQueue;
   readonly #defaults: Partial<RunOptions>;
   readonly #retry: RetryPolicy | undefined;
@@ -81,24 +81,6 @@ class PoolSupervisor extends EventEmitter<SupervisorEvents> implements Superviso
     if (!Number.isInteger(highWaterMark) || highWaterMark < 1) throw new RangeError('options.highWaterMark must be an integer >= 1');
     this.#taps = new PoolEventTaps(highWaterMark, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
     this.#queue = new PQueue({ concurrency: options.concurrency });
-  }
-
-  /**
-   * Listeners run inside the pool's bookkeeping: one that throws must not leave it half updated. Its
-   * error is rethrown on a later tick (an uncaught exception, as from any callback).
-   */
-  override emit<T extends EventEmitter.EventNames<SupervisorEvents>>(
-    event: T,
-    ...args: EventEmitter.EventArgs<SupervisorEvents, T>
-  ): boolean {
-    try {
-      return super.emit(event, ...args);
-    } catch (error) {
-      setImmediate(() => {
-        throw error;
-      });
-      return true;
-    }
   }
 
   get concurrency(): number {

@@ -1,9 +1,9 @@
 // The run core: one protocol-free supervised run (process, timers, acks, events, state, outcome) around a driver.
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { EventEmitter } from 'eventemitter3';
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
+import { GuardedEmitter } from './guarded-emitter.js';
 import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from './driver.js';
 import { ControlRefusedError } from './errors.js';
 import { EventFanout } from './event-fanout.js';
@@ -41,7 +41,7 @@ interface EndHow {
 }
 
 /** Implementation of {@link Run}; created by `spawnRun` with the driver of the run's protocol. */
-export class SupervisedRun extends EventEmitter<RunEvents> implements Run, ShutdownParticipant {
+export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, ShutdownParticipant {
   readonly id: string;
   readonly outcome: Promise<Outcome>;
   taskAck: Promise<Ack | undefined> = Promise.resolve(undefined);
@@ -131,24 +131,6 @@ export class SupervisedRun extends EventEmitter<RunEvents> implements Run, Shutd
     registerLiveRun(this, options.handleParentSignals);
     if (launch.process === undefined) this.#armTimers();
     else this.#spawn(launch.process, launch.ownFiles);
-  }
-
-  /**
-   * Listeners run inside the run's own bookkeeping: one that throws must not leave the run half
-   * updated. Its error is rethrown on a later tick (an uncaught exception, as from any callback).
-   */
-  override emit<T extends EventEmitter.EventNames<RunEvents>>(
-    event: T,
-    ...args: EventEmitter.EventArgs<RunEvents, T>
-  ): boolean {
-    try {
-      return super.emit(event, ...args);
-    } catch (error) {
-      setImmediate(() => {
-        throw error;
-      });
-      return true;
-    }
   }
 
   get pid(): number | undefined {
