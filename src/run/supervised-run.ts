@@ -626,6 +626,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     this.#wrappingUp = true;
     if (this.#disconnectTimer !== undefined) clearTimeout(this.#disconnectTimer);
     this.#disconnectTimer = undefined;
+    // The child is gone: no control can reach it any more (a prompt now would be accepted into the void).
+    this.#controlsOpen = false;
     // Everything the child wrote before it went is still to be read: the driver reads it all.
     const finishing = this.#driver.finish(
       exit === undefined
@@ -633,7 +635,6 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
         : { exitCode: exit.exitCode, signal: exit.signal, spawnFailed: exit.spawnError !== undefined },
     );
     if (finishing !== undefined) await finishing;
-    this.#controlsOpen = false;
     this.#clearTimers();
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
     this.#flushSettlements();
