@@ -547,7 +547,10 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #onDeadline(): void {
     this.#deadlineTimer = undefined;
     if (!this.#childAlive || this.#childExit !== undefined) return;
-    this.#end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' });
+    // A child process knows its deadline (FEN_WIRE_DEADLINE) and stops by itself. A daemon does not:
+    // its work is cancelled, and the connection dropped at once (the deadline has passed).
+    const daemon = this.#process === undefined;
+    this.#end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' }, { cancel: daemon, immediate: daemon });
   }
 
   #startFinalizeTimer(): void {
