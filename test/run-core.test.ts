@@ -127,7 +127,7 @@ describe('spawnRun core', () => {
       rejectedLines: 0,
     });
     expect(outcome.finalText).toMatch(/^The README introduces subvisor.*no model ran\.\)$/s);
-    expect(outcome.usage).toMatchObject({ 'total-tokens': expect.any(Number) });
+    expect(outcome.usage).toMatchObject({ totalTokens: expect.any(Number) });
     expect(outcome.error).toBeUndefined();
     expect(run.ended).toBe(true);
     expect(readdirSync(stateDir)).toEqual([]);

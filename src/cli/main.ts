@@ -17,7 +17,7 @@ import { handleSignals } from './signals.js';
 import { sharedRunOptions } from './run-options.js';
 import { readTask } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
-import { tokensOf } from './usage-tokens.js';
+import { totalTokens } from '../wire/index.js';
 import { UsageError } from './usage-error.js';
 
 /** The process streams supervise talks through (injectable so the wiring stays testable). */
@@ -57,7 +57,7 @@ function runOptionsFrom(options: CliOptions, task: string): RunOptions {
 
 /** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
 function summarize(outcome: Outcome, progress: Progress): void {
-  const tokens = tokensOf(outcome.usage);
+  const tokens = totalTokens(outcome.usage);
   const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
   if (tokens !== undefined) details.push(`${tokens} tokens`);
   details.push(formatElapsed(outcome.durationMs));
