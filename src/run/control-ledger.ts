@@ -18,8 +18,8 @@ export interface ControlLedgerEvents {
 
 /**
  * Bookkeeping of written controls. `unacked` feeds the state mirror (it needs the type of the control
- * an ack names) and is independent of the promises: a control whose promise timed out is still
- * mirrored when its late ack comes. Settling is deferred by the caller (`after` lists) so that a
+ * an ack names). A control whose `ackTimeoutMs` ran out leaves both maps: it is unanswered for every
+ * purpose, its late ack is ignored like any ack that names no control of ours. Settling is deferred by the caller (`after` lists) so that a
  * control's promise resumes only after the event that answered it was published.
  */
 export class ControlLedger {
@@ -61,7 +61,9 @@ export class ControlLedger {
       const waiter: Waiter = { type, origin, resolve, timer: undefined };
       if (timeoutMs !== undefined) {
         waiter.timer = setTimeout(() => {
+          // Unanswered for every purpose: a late ack names no control of ours and changes nothing.
           this.#waiters.delete(seq);
+          this.#unacked.delete(seq);
           this.#settle(waiter, { status: 'unanswered', reason: `no answer within ${timeoutMs} ms`, seq });
         }, timeoutMs);
         waiter.timer.unref();
