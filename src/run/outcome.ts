@@ -58,7 +58,7 @@ export interface VerdictInputs {
  * child's own `exit`: its status stands (a child that finished `done` while being cancelled did
  * finish), and a non-done status takes the parent's error code when the parent asked for exactly
  * that; a child that says `cancelled` after the parent cancelled it for another reason (a deadline,
- * a stall) ended for that reason. Without an `exit` event the parent's reason stands, or else the
+ * a ready timeout) ended for that reason. Without an `exit` event the parent's reason stands, or else the
  * crash is reported.
  */
 export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
@@ -76,8 +76,8 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
   if (childExit !== undefined) {
     const status = childExit.status;
     if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };
-    // A child that obeyed the cancel the parent sent for its own reason (a deadline, a stall) ended for
-    // that reason: the parent's verdict is how the run ended (HEP has no deadline of its own to report).
+    // A child that obeyed the cancel the parent sent for its own reason (a deadline, a ready timeout)
+    // ended for that reason: the parent's verdict is how the run ended (HEP has no deadline of its own).
     if (status === 'cancelled' && parentVerdict !== undefined && parentVerdict.status !== 'cancelled') {
       return { ...parentVerdict, fromChild: false };
     }
