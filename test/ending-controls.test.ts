@@ -36,7 +36,7 @@ describe('ending controls never reject', () => {
       expect(code, stderr).toBe(0);
       const printed = JSON.parse(stdout.trim()) as { status: string; acks: Ack[] };
       expect(printed.status).toBe('done');
-      expect(printed.acks).toHaveLength(3);
+      expect(printed.acks).toHaveLength(6);
       for (const ack of printed.acks) expect(ack).toMatchObject(ENDED);
       expect(readdirSync(stateDir)).toEqual([]);
     } finally {

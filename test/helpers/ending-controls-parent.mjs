@@ -7,12 +7,17 @@ const [stateDir] = process.argv.slice(2);
 const child = fakeChild({ turns: [{ answer: 'quick' }] }, { turnTickMs: 5, idleTickMs: 20, transcript: false });
 const run = spawnRun({ command: child.command, args: child.args, env: child.env, task: 'go', stateDir, killGraceMs: 200 });
 const late = [];
-// The limit passes long after the run finished: each of these used to reject (unhandled) and kill the program.
-setTimeout(() => late.push(run.cancel()), 300);
-setTimeout(() => late.push(run.close()), 300);
-setTimeout(() => late.push(run.finalize('too late')), 300);
+// Each timer fires once the run is over (its exit read, or its outcome settled): each of these used to
+// reject, unhandled, and kill the program.
+const lateControls = () => {
+  setTimeout(() => late.push(run.cancel()), 0);
+  setTimeout(() => late.push(run.close()), 0);
+  setTimeout(() => late.push(run.finalize('too late')), 0);
+};
+run.on('event', (event) => event.type === 'exit' && lateControls());
 const outcome = await run.outcome;
-await new Promise((resolve) => setTimeout(resolve, 400));
+lateControls();
+await new Promise((resolve) => setTimeout(resolve, 100));
 const acks = await Promise.all(late);
 child.cleanup();
 console.log(JSON.stringify({ status: outcome.status, acks }));
