@@ -187,7 +187,8 @@ describe('spawnRun core', () => {
   });
 
   it('answers acks the child never gives with unanswered', async () => {
-    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300 });
+    // keepAlive: the unanswered task prompt would otherwise let the automatic close take seq 2 (an unanswered control blocks nothing).
+    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300, keepAlive: true });
     await nextEvent(run, 'turn-started');
     const ack = await run.steer('are you there?');
     expect(ack).toMatchObject({ status: 'unanswered', seq: 2 });
