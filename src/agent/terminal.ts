@@ -41,6 +41,7 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   stalled: { code: 'timed_out', retryable: true }, // the stall watchdog (stallTimeoutMs) gave up on a silent turn
   'usage-error': { code: 'child_failed', retryable: false },
   'protocol-error': { code: 'protocol_error', retryable: false },
+  'worker-lost': { code: 'crashed', retryable: true }, // subvisor/queue: the worker died with the run
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

@@ -19,6 +19,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `stalled`: a turn was open and the child wrote nothing for `stallTimeoutMs`, so it was cancelled (status `cancelled`).
  * - `usage-error`: the child rejected its command line (HEP: exit code 64).
  * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
+ * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
+ *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -35,7 +37,8 @@ export type OutcomeErrorCode =
   | 'parent-shutdown'
   | 'stalled'
   | 'usage-error'
-  | 'protocol-error';
+  | 'protocol-error'
+  | 'worker-lost';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {
