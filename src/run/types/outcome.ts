@@ -19,6 +19,11 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `stalled`: a turn was open and the child wrote nothing for `stallTimeoutMs`, so it was cancelled (status `cancelled`).
  * - `usage-error`: the child rejected its command line (HEP: exit code 64).
  * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
+ * - `connection-refused`: `connectRun` could not connect (nothing listens, or the daemon refused the handshake, e.g. HTTP 401).
+ * - `connection-lost`: the daemon connection broke and could not be re-attached within `reconnectGraceMs`.
+ * - `no-pong`: the daemon did not answer a liveness probe within `pongTimeoutMs`.
+ * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
+ * - `unknown-session`: `connectRun({ resume })` named a session or task the daemon does not have for this client.
  * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
  *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */
@@ -38,6 +43,11 @@ export type OutcomeErrorCode =
   | 'stalled'
   | 'usage-error'
   | 'protocol-error'
+  | 'connection-refused'
+  | 'connection-lost'
+  | 'no-pong'
+  | 'read-only'
+  | 'unknown-session'
   | 'worker-lost';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
