@@ -5,7 +5,7 @@ import { checkProfiles, runOptionsFor } from '../src/queue/profiles.js';
 import { checkJobData, parseControlMessage, parseRecord, queueKeys, resolveRetention } from '../src/queue/records.js';
 import { queueOutcome } from '../src/queue/outcomes.js';
 
-const job = { v: 1, profile: 'p', attempts: 1, maxEvents: 100, ttlMs: 1000 };
+const job = { v: 1 as const, profile: 'p', attempts: 1, maxEvents: 100, ttlMs: 1000 };
 
 describe('job data from Redis (untrusted on the worker)', () => {
   it('accepts a well-formed job and refuses each malformed field with a reason', () => {
