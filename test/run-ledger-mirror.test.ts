@@ -55,6 +55,7 @@ describe('ControlLedger', () => {
     expect(acks).toEqual([]);
     vi.advanceTimersByTime(1);
     await expect(promise).resolves.toMatchObject({ status: 'unanswered', seq: 3, reason: 'no answer within 500 ms' });
+    expect(ledger.unacked, 'a timed-out control no longer counts as awaiting its ack (auto-close)').toBe(0);
     expect(ledger.take(3)).toBe('steer');
     const after: Array<() => void> = [];
     ledger.answer({ status: 'accepted', seq: 3 }, 'steer', false, after);

@@ -1,13 +1,15 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
 import type { JsonObject } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
+import type { FinalTextFileRefusal, Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
 
 /** The answer part of an outcome, as a driver obtained it. */
 export interface Answer {
   finalText?: string;
   truncated: boolean;
   truncationNote?: string;
+  /** The answer file the driver refused to read (Fen's `final-text-path`). */
+  fileRefusal?: FinalTextFileRefusal;
 }
 
 /** How the child itself said the run ended (Fen's `exit` event, HEP's exit code...). */
@@ -133,6 +135,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
     if (answer.finalText !== undefined) outcome.finalText = answer.finalText;
     outcome.truncated = answer.truncated;
     if (answer.truncationNote !== undefined) outcome.truncationNote = answer.truncationNote;
+    if (answer.fileRefusal !== undefined) outcome.finalTextFileRefusal = answer.fileRefusal;
   } else if (verdict.status === 'done') {
     outcome.truncated = true;
     outcome.truncationNote = 'the child exited done without sending a result';
