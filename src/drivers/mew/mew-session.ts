@@ -3,9 +3,8 @@ import { advance, decide } from '../../wire/index.js';
 import type { JsonObject, RunState } from '../../wire/index.js';
 import { addUsage } from '../../run/usage.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
-import { BoundedText } from '../fuseraft/session-io.js';
+import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
-import { deltaKind, providerDraft, subagentDraft, toolEndDraft, toolNameOf, toolStartDraft, usageOf } from './event-map.js';
 import { Liveness } from './liveness.js';
 import { MEW_MIN_PROTOCOL_VERSION, readMessage, snakeTag, spellTag, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
@@ -13,6 +12,7 @@ import { RequestDesk } from './request-desk.js';
 import type { MewControl, MewFacts, MewFailure, MewIo, MewSessionOptions, MewVerdict } from './session-types.js';
 import { receiptOf, Submissions } from './submissions.js';
 import type { Submission } from './submissions.js';
+import { TURN_MESSAGES, TurnStream } from './turn-stream.js';
 
 /** The text of the last turn `finalize` starts when the caller gives no note. */
 export const MEW_FINALIZE_PROMPT =
@@ -21,9 +21,6 @@ export const MEW_FINALIZE_PROMPT =
 /** Why a mid-turn steer is refused: mew has no way to add text to a running turn. */
 export const STEER_REFUSAL =
   'mew has no mid-turn steering (its daemon runs one turn at a time and has no message that joins a running turn): send followUp() to queue the text as the next turn, or cancel()';
-
-/** Streaming messages: they belong to a turn (one opens if none is). */
-const TURN_MESSAGES = new Set(['provider', 'tool_start', 'tool_progress', 'tool_end', 'part_updated', 'subagent_start', 'subagent_status', 'subagent_end']);
 
 /** Messages the seed documents that carry nothing the run acts on: `info` events. */
 const NOTICES = new Set([
@@ -59,12 +56,8 @@ export class MewSession {
   #pongSeen = false;
   #readySeen = false;
 
-  #turn = 0;
-  #turnOpen = false;
-  #turnText: BoundedText;
-  #turnUsage: JsonObject | undefined;
-  #finish: string | undefined;
-  #toolNames = new Map<string, string>();
+  readonly #stream: TurnStream;
+  #readyEvent: EventDraft | undefined;
   /** The last turn ended on `session_activity_changed {idle}`: a `turn_failed` alert may still amend it. */
   #endedByIdle = false;
   #lastEnd: TurnEnd | undefined;
@@ -80,7 +73,7 @@ export class MewSession {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
-    this.#turnText = new BoundedText(options.maxAnswerChars);
+    this.#stream = new TurnStream(facts, options.maxAnswerChars);
     this.#submissions = new Submissions(options.requestIdPrefix);
     this.#liveness = new Liveness(
       { ping: () => io.send({ type: 'ping' }), setTimer: (fn, ms) => io.setTimer(fn, ms) },
@@ -137,8 +130,8 @@ export class MewSession {
     if (this.#phase === 'ended' || this.#phase === 'reconnecting') return;
     this.#liveness.stop();
     if (!this.#readySeen) return this.#fail('connection-lost', `the connection to mew was lost before the session was ready: ${reason}`);
-    if (this.#turnOpen) {
-      return this.#fail('connection-lost', `the connection to mew was lost during turn ${this.#turn}: ${reason} (the turn's events cannot be read back, and mew cancels a turn once its last client leaves)`);
+    if (this.#stream.open) {
+      return this.#fail('connection-lost', `the connection to mew was lost during turn ${this.#stream.turn}: ${reason} (the turn's events cannot be read back, and mew cancels a turn once its last client leaves)`);
     }
     if (!this.#options.reconnect) return this.#fail('connection-lost', `the connection to mew was lost: ${reason}`);
     this.#phase = 'reconnecting';
@@ -229,8 +222,6 @@ export class MewSession {
     this.#maybeReady();
   }
 
-  #readyEvent: ReturnType<typeof withExtras> | undefined;
-
   /** Ready once both the session and the daemon's wire revision are known. */
   #maybeReady(): void {
     if (this.#readySeen || !this.#pongSeen || this.#readyEvent === undefined || this.#phase === 'ended') return;
@@ -245,30 +236,8 @@ export class MewSession {
   }
 
   #onTurnMessage(message: MewMessage): void {
-    if (!this.#turnOpen) this.#openTurn();
-    switch (message.type) {
-      case 'provider': {
-        const event = message['event'] as JsonObject;
-        if (event['type'] === 'part_delta' && deltaKind(event) === 'text') this.#turnText.append(event['delta'] as string);
-        if (event['type'] === 'message_end') {
-          this.#finish = stringField(event, 'finish') ?? this.#finish;
-          const usage = usageOf(event);
-          if (usage !== undefined) addUsage((this.#turnUsage ??= {}), usage);
-        }
-        return this.#facts.event(providerDraft(event));
-      }
-      case 'tool_start':
-        this.#toolNames.set(message['call_id'] as string, toolNameOf(message));
-        return this.#facts.event(toolStartDraft(message));
-      case 'tool_end':
-        return this.#facts.event(toolEndDraft(message, this.#toolNames.get(message['call_id'] as string) ?? 'tool'));
-      case 'tool_progress':
-        return this.#facts.event(passthrough(message, stringField(message, 'chunk')));
-      case 'part_updated':
-        return this.#facts.event(passthrough(message));
-      default:
-        return this.#facts.event(subagentDraft(message));
-    }
+    if (!this.#stream.open) this.#openTurn();
+    this.#stream.take(message);
   }
 
   #onReceipt(message: MewMessage): void {
@@ -281,7 +250,7 @@ export class MewSession {
       if (submission.uncertain) {
         return this.#fail('connection-lost', `mew accepted request ${submission.requestId} while the connection was down: its turn ran unseen (it is never re-sent)`);
       }
-      if (!this.#turnOpen) this.#openTurn();
+      if (!this.#stream.open) this.#openTurn();
       return;
     }
     const reason =
@@ -291,7 +260,7 @@ export class MewSession {
     this.#answerSubmission(submission, 'rejected', reason);
     this.#lastEnd = 'rejected';
     this.#lastError = reason;
-    if (!this.#turnOpen && this.#submissions.pending.length === 0) this.#afterTurn();
+    if (!this.#stream.open && this.#submissions.pending.length === 0) this.#afterTurn();
   }
 
   /** A receipt answers its control: the Ack of a prompt, the delivery of a held follow-up. */
@@ -304,10 +273,10 @@ export class MewSession {
   #onAlert(message: MewMessage): void {
     const alert = snakeTag(message['alert'] ?? message['kind'] ?? message['event']);
     this.#facts.event(passthrough(message, alert === undefined ? undefined : `session alert: ${alert}`));
-    if (alert === 'turn_complete' && this.#turnOpen) this.#endTurn('completed');
+    if (alert === 'turn_complete' && this.#stream.open) this.#endTurn('completed');
     if (alert !== 'turn_failed') return;
     const error = stringField(message, 'message') ?? 'mew reported turn_failed';
-    if (this.#turnOpen) return this.#endTurn('failed', error);
+    if (this.#stream.open) return this.#endTurn('failed', error);
     if (this.#endedByIdle && this.#lastEnd === 'completed') {
       // The turn ended on idle first: the alert amends how it ended (its answer no longer counts).
       this.#lastEnd = 'failed';
@@ -319,7 +288,7 @@ export class MewSession {
   #onActivity(message: MewMessage): void {
     const idle = message['idle'] === true || snakeTag(message['activity'] ?? message['state'] ?? message['status']) === 'idle';
     this.#facts.event(passthrough(message, idle ? 'session idle' : undefined));
-    if (idle && this.#turnOpen) {
+    if (idle && this.#stream.open) {
       this.#endTurn('completed');
       this.#endedByIdle = true;
     }
@@ -328,7 +297,7 @@ export class MewSession {
   #onErrorEvent(message: MewMessage): void {
     const error = stringField(message, 'message') ?? 'mew reported a terminal error during the turn';
     this.#facts.event(withExtras({ type: 'error', error }, message, ['message']));
-    if (this.#turnOpen) this.#endTurn('failed', error);
+    if (this.#stream.open) this.#endTurn('failed', error);
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -336,30 +305,19 @@ export class MewSession {
   /* ---------------------------------------------------------------------------------------------- */
 
   #openTurn(): void {
-    this.#turn++;
-    this.#turnOpen = true;
     this.#endedByIdle = false;
-    this.#turnText = new BoundedText(this.#options.maxAnswerChars);
-    this.#turnUsage = undefined;
-    this.#finish = undefined;
     // A turn another client started moves a ready run to running, as a Fen child's own turn does.
     if (this.#state === 'ready') this.#state = 'running';
-    this.#facts.turnStarted(this.#turn);
-    this.#facts.event({ type: 'turn-started', turn: this.#turn });
+    this.#stream.begin();
   }
 
   #endTurn(end: 'completed' | 'failed', error?: string): void {
-    this.#turnOpen = false;
-    const interrupted = this.#finalize === 'interrupting';
-    const how: TurnEnd = interrupted ? 'cancelled' : end;
+    const how = this.#finalize === 'interrupting' ? 'cancelled' : end;
+    const ended = this.#stream.end(how, error);
     this.#lastEnd = how;
     this.#lastError = error;
-    const usage = this.#turnUsage;
-    if (usage !== undefined) addUsage((this.#usage ??= {}), usage);
-    if (how === 'completed') this.#answer = this.#turnText.take();
-    const stopReason = how === 'completed' ? (this.#finish ?? 'end_turn') : how === 'cancelled' ? 'aborted' : 'error';
-    this.#facts.turnCompleted(this.#turn, stopReason, usage);
-    this.#facts.event({ type: 'turn-complete', turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(error === undefined ? {} : { error }) });
+    if (ended.usage !== undefined) addUsage((this.#usage ??= {}), ended.usage);
+    if (ended.answer !== undefined) this.#answer = ended.answer;
     this.#afterTurn();
   }
 
@@ -436,7 +394,7 @@ export class MewSession {
   #cancel(): void {
     if (this.#phase === 'ended') return;
     this.#desk.shutDown();
-    if (this.#phase === 'open' && (this.#turnOpen || this.#submissions.pending.length > 0)) this.#io.send({ type: 'cancel' });
+    if (this.#phase === 'open' && (this.#stream.open || this.#submissions.pending.length > 0)) this.#io.send({ type: 'cancel' });
     this.#end({ status: 'cancelled' });
   }
 

@@ -44,6 +44,8 @@ export class RequestDesk {
   readonly #queue: Item[] = [];
   /** Every request not settled yet, by id (queued or in flight). */
   readonly #open = new Map<string, Item>();
+  /** Every request id seen: a repeated one (a re-broadcast) is the same request and keeps its one answer. */
+  readonly #seen = new Set<string>();
   #inFlight: Item | undefined;
   #shutDown = false;
 
@@ -102,11 +104,8 @@ export class RequestDesk {
   }
 
   #enqueue(item: Item): void {
-    const previous = this.#open.get(item.requestId);
-    if (previous !== undefined) {
-      // A repeated id is the same request (a re-broadcast): it keeps its one answer.
-      return;
-    }
+    if (this.#seen.has(item.requestId)) return;
+    this.#seen.add(item.requestId);
     this.#open.set(item.requestId, item);
     this.#queue.push(item);
     this.#pump();
