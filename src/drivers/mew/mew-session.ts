@@ -244,9 +244,11 @@ export class MewSession {
     const submission = this.#submissions.take(message['request_id'] as string);
     if (submission === undefined) return this.#facts.event(passthrough(message, 'a receipt for a request this run is not waiting on'));
     const receipt = receiptOf(message);
-    this.#facts.event(passthrough(message, `prompt ${receipt.raw}`));
+    // The receipt's event carries the Ack (the core settles an Ack with the next event).
+    const carry = () => this.#facts.event(passthrough(message, `prompt ${receipt.raw}`));
     if (receipt.status === 'accepted') {
       this.#answerSubmission(submission, 'accepted');
+      carry();
       if (submission.uncertain) {
         return this.#fail('connection-lost', `mew accepted request ${submission.requestId} while the connection was down: its turn ran unseen (it is never re-sent)`);
       }
@@ -258,6 +260,7 @@ export class MewSession {
       : receipt.status === 'unknown' ? `mew has no receipt for request ${submission.requestId}: it was not re-sent; inspect the conversation before retrying`
       : `mew answered the prompt with status ${JSON.stringify(receipt.raw)}`;
     this.#answerSubmission(submission, 'rejected', reason);
+    carry();
     this.#lastEnd = 'rejected';
     this.#lastError = reason;
     if (!this.#stream.open && this.#submissions.pending.length === 0) this.#afterTurn();
