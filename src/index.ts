@@ -1,5 +1,6 @@
 // Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
 export { spawnRun } from './run/spawn-run.js';
+export { connectRun } from './run/connect-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './run/types/index.js';
@@ -16,7 +17,7 @@ export type {
   ToolActionApproval,
   UnknownApproval,
 } from './drivers/fuseraft/prompts.js';
-export type { ProtocolName } from './drivers/index.js';
+export type { ConnectProtocolName, ProtocolName } from './drivers/index.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';
 export { SupervisorClosedError } from './pool/errors.js';

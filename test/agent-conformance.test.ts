@@ -1,4 +1,5 @@
 // Agent Handler conformance of asAgent over every protocol fake: MUST 1-3, JSON round trips, cleanup after return(), session_busy, the mapping.
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { asAgent, collect, AgentFailure } from '../src/agent/index.js';
 import type { AgentEvent, AgentOptions, SupervisedAgent } from '../src/agent/index.js';
@@ -21,9 +22,7 @@ afterEach(async () => {
 
 function setUp(protocol: ProtocolFake, behaviour: Behaviour, extra: Partial<AgentOptions> = {}) {
   const fake = protocol.make(behaviour);
-  const options = { ...fake.options, ...extra } as AgentOptions;
-  if (protocol.protocol !== 'fen') (options as Record<string, unknown>)['protocol'] = protocol.protocol;
-  const agent = asAgent(options);
+  const agent = asAgent({ ...fake.options, ...extra } as AgentOptions);
   open.push({ fake, agent });
   return { fake, agent };
 }
@@ -75,11 +74,13 @@ describe.each(PROTOCOL_FAKES)('asAgent over the $protocol fake', (protocol) => {
       const events = await drain(agent.invoke({ session: 's' }, { text: 'question' }));
       expect(expectConformant(events)).toStrictEqual({ type: 'completed' });
       expect(joined(events, 'text')).toBe(ANSWER_TEXT);
-      expect(joined(events, 'thinking')).toBe('pondering the question');
+      expect(joined(events, 'thinking')).toBe(protocol.answer.thinking);
       const started = events.filter((event) => event.type === 'tool_started');
       const ended = events.filter((event) => event.type === 'tool_ended');
-      expect(started).toEqual([{ type: 'tool_started', id: expect.any(String), name: 'read', args: { path: 'notes.txt' } }]);
-      expect(ended).toEqual([{ type: 'tool_ended', id: (started[0] as { id: string }).id, isError: false, content: { lines: 3 } }]);
+      expect(started).toEqual([{ type: 'tool_started', id: expect.any(String), name: 'read', args: protocol.answer.toolArgs }]);
+      expect(ended).toEqual([
+        { type: 'tool_ended', id: (started[0] as { id: string }).id, isError: false, content: protocol.answer.toolContent },
+      ]);
       expect(events.indexOf(started[0]!)).toBeLessThan(events.indexOf(ended[0]!));
       // Everything else is passed through as non-terminal run events.
       for (const event of events) {
@@ -169,18 +170,18 @@ describe.each(PROTOCOL_FAKES)('asAgent over the $protocol fake', (protocol) => {
     it('a child ignoring cancel and SIGTERM, with grandchildren in their own session: all gone within 3 s of return()', async () => {
       const { fake, agent } = setUp(protocol, 'stubborn');
       const stream = agent.invoke({ session: 's' }, { text: 'go' });
-      const grandchildren: number[] = [];
-      for await (const event of stream) {
-        const detail = event.type === 'run_event' ? (event['event'] as Record<string, unknown>) : undefined;
-        if (typeof detail?.['grandchildPid'] === 'number') grandchildren.push(detail['grandchildPid']);
-        if (grandchildren.length === 2) {
-          const started = Date.now();
-          await stream.return!();
-          expect(Date.now() - started).toBeLessThan(CLEANUP_BOUND_MS);
-          break;
-        }
+      // Pull events until the child has recorded both grandchildren (each pull leaves a next() pending at most briefly).
+      let grandchildren: number[] = [];
+      while (grandchildren.length < 2) {
+        const pulled = await Promise.race([stream.next(), new Promise((resolve) => setTimeout(resolve, 50, 'tick'))]);
+        if (typeof pulled === 'object' && (pulled as IteratorResult<AgentEvent>).done) break;
+        grandchildren = fake.grandchildPids();
       }
       expect(grandchildren).toHaveLength(2);
+      for (const pid of grandchildren) expect(isAlive(pid)).toBe(true);
+      const started = Date.now();
+      await stream.return!();
+      expect(Date.now() - started).toBeLessThan(CLEANUP_BOUND_MS);
       for (const pid of grandchildren) expect(isAlive(pid)).toBe(false);
       expect(fake.livePids()).toEqual([]);
     });
@@ -264,8 +265,11 @@ describe.each(PROTOCOL_FAKES)('asAgent over the $protocol fake', (protocol) => {
     it.runIf(protocol.keepAlive)('keep-alive: a crash between turns is survived by the next invoke', async () => {
       const { fake, agent } = setUp(protocol, 'answer', { sessions: 'keep-alive' });
       expectConformant(await drain(agent.invoke({ session: 's' }, { text: 'one' })));
-      for (const pid of fake.livePids()) process.kill(pid, 'SIGKILL');
-      await waitFor(() => fake.livePids().length === 0);
+      const pids = fake.livePids();
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      // Reaped, not only dead: a prompt written in the instant between the death and the parent's wait
+      // could be taken by a protocol without acks (fuseraft) and fail with the crash (see docs/agent.md).
+      await waitFor(() => pids.every((pid) => !existsSync(`/proc/${pid}`)));
       expect(expectConformant(await drain(agent.invoke({ session: 's' }, { text: 'two' })))).toEqual({ type: 'completed' });
     });
 

@@ -230,4 +230,29 @@ describe('the run core over the in-memory driver', () => {
     expect(outcome.rejectedLines).toBe(1);
     expect(outcome.status).toBe('done');
   });
+
+  it('a run without a process past its deadline: cancel sent, disconnected at once (the daemon does not know the deadline), timed-out', async () => {
+    const { run, child } = createInMemoryRun({ keepAlive: true, timeoutMs: 30, killGraceMs: 60_000 });
+    child.ready();
+    child.turnStarted();
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', exitCode: null, outputTail: '' });
+    expect(child.controls.map(({ control }) => control.type)).toEqual(['cancel']);
+    expect(child.disconnected).toBe(true);
+    expect(outcome.durationMs).toBeLessThan(30_000);
+  });
+
+  it('a run without a process: the abort signal and terminate() cancel, then disconnect after the grace', async () => {
+    const controller = new AbortController();
+    const { run, child } = createInMemoryRun({ keepAlive: true, killGraceMs: 20, signal: controller.signal });
+    child.ready();
+    controller.abort();
+    expect(await run.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });
+    expect(child.controls.map(({ control }) => control.type)).toEqual(['cancel']);
+    expect(child.disconnected).toBe(true);
+    const { run: other, child: otherChild } = createInMemoryRun({ keepAlive: true, killGraceMs: 20 });
+    otherChild.ready();
+    expect(await other.terminate('enough')).toMatchObject({ status: 'cancelled', errorCode: 'aborted', error: 'enough' });
+    expect(otherChild.disconnected).toBe(true);
+  });
 });

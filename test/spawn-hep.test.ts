@@ -215,10 +215,20 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expectOneExitLast(events);
   });
 
-  it('a crash with another exit code: failed child-error naming the code', async () => {
+  it('a crash in the middle of a round: failed no-exit-event naming the code, as a Fen child with no exit event', async () => {
     const { outcome } = await runHep('crash');
-    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'child-error', exitCode: 3 });
-    expect(outcome.error).toContain('code 3');
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'no-exit-event', exitCode: 3 });
+    expect(outcome.error).toContain('code 3 in the middle of a round');
+  });
+
+  it('exit 1 without the turn_error of a provider error is a crash, not a provider error', async () => {
+    const { outcome } = await runHep({ rounds: [{ steps: [{ text: 'Starting. ' }, { crash: { code: 1 } }] }] });
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'no-exit-event', exitCode: 1 });
+  });
+
+  it('timeoutMs: the child obeys the cancel (exit 130), and the run ends timed-out, not cancelled', async () => {
+    const { outcome } = await runHep({ rounds: [{ steps: [{ pause: 60_000 }] }] }, { timeoutMs: 500 });
+    expect(outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', exitCode: 130 });
   });
 
   it('a compaction bracket becomes info events and the run answers', async () => {

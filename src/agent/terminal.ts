@@ -41,6 +41,12 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   stalled: { code: 'timed_out', retryable: true }, // the stall watchdog (stallTimeoutMs) gave up on a silent turn
   'usage-error': { code: 'child_failed', retryable: false },
   'protocol-error': { code: 'protocol_error', retryable: false },
+  // A daemon that is down or gone may be back shortly; a refused token or an unknown session will not change.
+  'connection-refused': { code: 'channel_error', retryable: true },
+  'connection-lost': { code: 'channel_error', retryable: true },
+  'no-pong': { code: 'channel_error', retryable: true },
+  'read-only': { code: 'child_failed', retryable: false },
+  'unknown-session': { code: 'invalid_input', retryable: false },
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

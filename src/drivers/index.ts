@@ -1,4 +1,4 @@
-// The protocol registry: every protocol name spawnRun accepts, and the driver that speaks it.
+// The protocol registries: every protocol name spawnRun and connectRun accept, and the driver that speaks it.
 import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
 import { hepProtocol } from './hep/hep-driver.js';
@@ -21,4 +21,18 @@ export type ProtocolName = keyof typeof PROTOCOLS;
 /** The protocol registered under `name`, or undefined. */
 export function protocolNamed(name: string): Protocol | undefined {
   return Object.hasOwn(PROTOCOLS, name) ? PROTOCOLS[name as ProtocolName] : undefined;
+}
+
+/**
+ * The daemon protocols `connectRun` accepts: drivers without a process, on the shared transport of
+ * `src/drivers/socket/`. To add one, write its driver and add one line here.
+ */
+export const CONNECT_PROTOCOLS = {} as const satisfies Record<string, Protocol>;
+
+/** The values of `ConnectOptions.protocol`. */
+export type ConnectProtocolName = keyof typeof CONNECT_PROTOCOLS;
+
+/** The daemon protocol registered under `name`, or undefined. */
+export function connectProtocolNamed(name: string): Protocol | undefined {
+  return Object.hasOwn(CONNECT_PROTOCOLS, name) ? (CONNECT_PROTOCOLS as Record<string, Protocol>)[name] : undefined;
 }

@@ -1,5 +1,5 @@
-// Checks of spawnRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
-import type { RunOptions } from './types/index.js';
+// Checks of spawnRun's and connectRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
+import type { ConnectOptions, RunOptions } from './types/index.js';
 
 /** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
 const OPTION_KEYS = Object.keys({
@@ -31,20 +31,52 @@ const OPTION_KEYS = Object.keys({
   answerQuestion: true,
 } satisfies Record<keyof RunOptions, true>);
 
+/** Every key of {@link ConnectOptions}, checked the same way. */
+export const CONNECT_OPTION_KEYS = Object.keys({
+  protocol: true,
+  url: true,
+  socketPath: true,
+  token: true,
+  clientId: true,
+  resume: true,
+  pingIntervalMs: true,
+  pongTimeoutMs: true,
+  reconnectGraceMs: true,
+  task: true,
+  runId: true,
+  cwd: true,
+  timeoutMs: true,
+  deadline: true,
+  killGraceMs: true,
+  finalizeGraceMs: true,
+  readyTimeoutMs: true,
+  ackTimeoutMs: true,
+  stallTimeoutMs: true,
+  keepAlive: true,
+  signal: true,
+  maxFinalTextBytes: true,
+  maxFrameBytes: true,
+  retainEvents: true,
+  highWaterMark: true,
+  handleParentSignals: true,
+  approve: true,
+  answerQuestion: true,
+} satisfies Record<keyof ConnectOptions, true>);
+
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */
-export function refuseUnknownKeys(options: object): void {
+export function refuseUnknownKeys(options: object, known: readonly string[] = OPTION_KEYS, owner = 'spawnRun'): void {
   for (const key of Object.keys(options)) {
-    if (OPTION_KEYS.includes(key)) continue;
-    throw new TypeError(`options.${key} is not an option of spawnRun; did you mean ${closestOption(key)}?`);
+    if (known.includes(key)) continue;
+    throw new TypeError(`options.${key} is not an option of ${owner}; did you mean ${closestOption(key, known)}?`);
   }
 }
 
 /** The known option nearest to `key`: fewest edits, ignoring case, half an edit less for one containing the other. */
-function closestOption(key: string): string {
+function closestOption(key: string, known: readonly string[]): string {
   const lower = key.toLowerCase();
-  let best = OPTION_KEYS[0]!;
+  let best = known[0]!;
   let bestScore = Infinity;
-  for (const candidate of OPTION_KEYS) {
+  for (const candidate of known) {
     const name = candidate.toLowerCase();
     const score = editDistance(lower, name) - (name.includes(lower) || lower.includes(name) ? 0.5 : 0);
     if (score < bestScore) {

@@ -55,7 +55,9 @@ export interface VerdictInputs {
  * Decides the status once the process is gone. A spawn error or a protocol failure wins. Then the
  * child's own `exit`: its status stands (a child that finished `done` while being cancelled did
  * finish), and a non-done status takes the parent's error code when the parent asked for exactly
- * that. Without an `exit` event the parent's reason stands, or else the crash is reported.
+ * that; a child that says `cancelled` after the parent cancelled it for another reason (a deadline,
+ * a stall) ended for that reason. Without an `exit` event the parent's reason stands, or else the
+ * crash is reported.
  */
 export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
   const { exit, protocolFailure, childExit, parentVerdict } = inputs;
@@ -72,6 +74,11 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
   if (childExit !== undefined) {
     const status = childExit.status;
     if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };
+    // A child that obeyed the cancel the parent sent for its own reason (a deadline, a stall) ended for
+    // that reason: the parent's verdict is how the run ended (HEP has no deadline of its own to report).
+    if (status === 'cancelled' && parentVerdict !== undefined && parentVerdict.status !== 'cancelled') {
+      return { ...parentVerdict, fromChild: false };
+    }
     const asked = parentVerdict?.status === status ? parentVerdict : undefined;
     return {
       status,

@@ -29,4 +29,20 @@ export interface ResolvedRunOptions {
   handleParentSignals: boolean;
   approve: ApproveCallback | undefined;
   answerQuestion: AnswerQuestionCallback | undefined;
+  /** connectRun only: where the daemon is and how to attach; undefined for spawnRun. */
+  connection: ResolvedConnection | undefined;
+}
+
+/** The connection options of connectRun after defaults and checks (see ConnectOptions). */
+export interface ResolvedConnection {
+  /** Exactly one of `url` and `socketPath` is set. */
+  url: string | undefined;
+  socketPath: string | undefined;
+  /** Secret: never put into an event, outcome, error or log. */
+  token: string | undefined;
+  clientId: string | undefined;
+  resume: string | undefined;
+  pingIntervalMs: number;
+  pongTimeoutMs: number;
+  reconnectGraceMs: number;
 }

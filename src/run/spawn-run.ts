@@ -32,6 +32,11 @@ export function spawnRun(options: RunOptions): Run {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options);
   protocol.validate(resolved);
+  return startRun(resolved, protocol);
+}
+
+/** Starts the supervised run of validated options (spawnRun and connectRun). */
+export function startRun(resolved: ResolvedRunOptions, protocol: Protocol): Run {
   // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
   const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
   const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
@@ -134,6 +139,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
+    connection: undefined,
   };
 }
 
@@ -145,7 +151,7 @@ function callback<T>(name: string, value: T | undefined): T | undefined {
 /** Largest delay setTimeout honours; longer ones would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function duration(name: string, value: unknown): number {
+export function duration(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new RangeError(`options.${name} must be a finite number of milliseconds >= 0`);
   }

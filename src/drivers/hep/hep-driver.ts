@@ -57,6 +57,8 @@ export class HepDriver implements Driver {
   #headerSeen = false;
   /** The highest round announced with turn-started. */
   #openedTurn = 0;
+  /** The highest round ended by its terminal frame (turn_done, turn_error, cancelled). */
+  #closedTurn = 0;
   #lastTurnDone: { seq: number; message: string; stopReason: string } | undefined;
   #terminal: Terminal | undefined;
   #turnError: string | undefined;
@@ -282,6 +284,7 @@ export class HepDriver implements Driver {
 
   #closeRound(turn: number, stopReason: string, usage: JsonObject | undefined, seq: number): void {
     // A round ends; the child goes on by itself (the next round, or its exit): the state stays running.
+    this.#closedTurn = Math.max(this.#closedTurn, turn);
     this.#context.sink.turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: false });
     this.#publish({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) }, seq);
   }
@@ -313,8 +316,13 @@ export class HepDriver implements Driver {
       this.#exit(exit.exitCode, { status: 'cancelled', error: 'the child was cancelled (exit 130)' });
     } else if (code === EXIT_USAGE) {
       this.#exit(exit.exitCode, { status: 'failed', code: 'usage-error', error: 'the child rejected its command line (exit 64, usage error)' });
-    } else if (code === EXIT_PROVIDER_ERROR || this.#terminal === 'error') {
+    } else if (this.#terminal === 'error') {
       this.#exit(exit.exitCode, { status: 'failed', error: this.#turnError ?? `the child exited with code ${code} (provider error)` });
+    } else if (code !== null && (code === EXIT_PROVIDER_ERROR || this.#openedTurn > this.#closedTurn)) {
+      // Exit 1 means a provider error only after its turn_error frame (seed 001): without it, and for any
+      // exit in the middle of a round, the child died without saying how it ended, as a Fen child with no exit event.
+      const how = this.#openedTurn > this.#closedTurn ? 'in the middle of a round (no terminal frame)' : 'without the turn_error frame of a provider error';
+      this.#exit(exit.exitCode, { status: 'failed', code: 'no-exit-event', error: `the child exited with code ${code} ${how}` });
     } else if (code !== null) {
       this.#exit(exit.exitCode, { status: 'failed', error: `the child exited with code ${code}` });
     }
@@ -339,7 +347,7 @@ export class HepDriver implements Driver {
     );
   }
 
-  #exit(exitCode: number | null, exit: { status: 'done' | 'cancelled' | 'failed'; error?: string; code?: 'usage-error' }): void {
+  #exit(exitCode: number | null, exit: { status: 'done' | 'cancelled' | 'failed'; error?: string; code?: 'usage-error' | 'no-exit-event' }): void {
     this.#context.sink.exit(exit);
     const event: Record<string, unknown> = { type: 'exit', status: exit.status, run: this.#context.runId, exitCode };
     if (exit.error !== undefined) event['error'] = exit.error;

@@ -1,5 +1,5 @@
-// Public options of spawnRun (RunOptions), documented with their defaults.
-import type { ProtocolName } from '../../drivers/index.js';
+// Public options of spawnRun (RunOptions) and connectRun (ConnectOptions), documented with their defaults.
+import type { ConnectProtocolName, ProtocolName } from '../../drivers/index.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../drivers/fuseraft/prompts.js';
 
 /**
@@ -123,3 +123,59 @@ export interface RunOptions {
   answerQuestion?: AnswerQuestionCallback;
 }
 
+
+/** The options {@link ConnectOptions} shares with {@link RunOptions}: they mean the same for a run on a daemon. */
+type SharedRunOptions = Pick<
+  RunOptions,
+  | 'task'
+  | 'runId'
+  | 'cwd'
+  | 'timeoutMs'
+  | 'deadline'
+  | 'killGraceMs'
+  | 'finalizeGraceMs'
+  | 'readyTimeoutMs'
+  | 'ackTimeoutMs'
+  | 'stallTimeoutMs'
+  | 'keepAlive'
+  | 'signal'
+  | 'maxFinalTextBytes'
+  | 'maxFrameBytes'
+  | 'retainEvents'
+  | 'highWaterMark'
+  | 'handleParentSignals'
+  | 'approve'
+  | 'answerQuestion'
+>;
+
+/**
+ * Options of {@link connectRun}: a run that is a session or task on a daemon many clients attach to,
+ * reached over a WebSocket (`url`) or a Unix socket (`socketPath`): exactly one of the two. No process
+ * is started or owned. The shared options mean what they mean for `spawnRun`, with these differences:
+ * `readyTimeoutMs` bounds connecting and the daemon's greeting; the kill ladder becomes "wait
+ * `killGraceMs`, then drop the connection"; `timeoutMs`/`deadline` cancel the daemon's work (the daemon
+ * does not know the deadline) and drop the connection at once; `maxFrameBytes` bounds one message.
+ */
+export interface ConnectOptions extends SharedRunOptions {
+  /** The daemon's protocol (see docs/daemons.md). */
+  protocol: ConnectProtocolName;
+  /** `ws://host:port/path` or `wss://...`. Its user info, query and fragment are never shown (errors show scheme, host and path). */
+  url?: string;
+  /** The path of the daemon's Unix socket (messages are JSON lines). */
+  socketPath?: string;
+  /**
+   * The bearer token the daemon wants (WebSocket handshake `Authorization: Bearer <token>`). A secret:
+   * it never appears in events, the outcome, error messages or logs.
+   */
+  token?: string;
+  /** The client id the daemon keeps this client's work under across reconnects (fuseraft serve: 1-64 of A-Z a-z 0-9 - _). */
+  clientId?: string;
+  /** Re-attach to this session or task instead of starting one (exclusive with `task`). */
+  resume?: string;
+  /** Liveness: probe the daemon this often (0: never). Default 15000. */
+  pingIntervalMs?: number;
+  /** A probe unanswered this long ends the run `failed` (`no-pong`). Default 10000. */
+  pongTimeoutMs?: number;
+  /** After a dropped connection, how long re-attaching may take before the run fails (`connection-lost`); 0: never re-attach. Default 10000. */
+  reconnectGraceMs?: number;
+}

@@ -19,6 +19,11 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `stalled`: a turn was open and the child wrote nothing for `stallTimeoutMs`, so it was cancelled (status `cancelled`).
  * - `usage-error`: the child rejected its command line (HEP: exit code 64).
  * - `protocol-error`: the child's output is not its protocol (HEP: a first stdout line that is not a header).
+ * - `connection-refused`: `connectRun` could not connect (nothing listens, or the daemon refused the handshake, e.g. HTTP 401).
+ * - `connection-lost`: the daemon connection broke and could not be re-attached within `reconnectGraceMs`.
+ * - `no-pong`: the daemon did not answer a liveness probe within `pongTimeoutMs`.
+ * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
+ * - `unknown-session`: `connectRun({ resume })` named a session or task the daemon does not have for this client.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -35,7 +40,12 @@ export type OutcomeErrorCode =
   | 'parent-shutdown'
   | 'stalled'
   | 'usage-error'
-  | 'protocol-error';
+  | 'protocol-error'
+  | 'connection-refused'
+  | 'connection-lost'
+  | 'no-pong'
+  | 'read-only'
+  | 'unknown-session';
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {

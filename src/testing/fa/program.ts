@@ -68,12 +68,14 @@ export class FakeFaRun {
       this.stderr(`fa: ${scenario.usageError}\n${FA_USAGE}\n`);
       return this.quit(FA_USAGE_EXIT);
     }
+    // Handlers before the first frame: a parent that cancels as soon as it sees agent_start must find one.
+    // (A handler runs only after this synchronous block, so the header is always out before any cancelled frame.)
+    if (scenario.ignoreSignals !== true) this.handleSignals();
     if (this.events) {
       const session = scenario.session ?? args.session ?? `fake-${process.pid}-${this.lifeline.started}`;
       this.frame(hepFrame.header(scenario.hep ?? 'v1', scenario.fah ?? FA_DEFAULT_VERSION, session));
       this.frame(hepFrame.agentStart(1));
     }
-    if (scenario.ignoreSignals !== true) this.handleSignals();
     const rounds = scenario.rounds ?? [{ steps: [{ text: { echo: true } }] }];
     for (const [index, round] of rounds.entries()) {
       await this.runRound(index + 1, round);
