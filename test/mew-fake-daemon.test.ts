@@ -57,13 +57,10 @@ describe('the session against the fake daemon', () => {
     expect(session.answer()?.text).toBe('(no answer)');
   });
 
-  it('a drop mid-turn fails the run connection-lost; a daemon that stops answering pings too', async () => {
+  it('a drop mid-turn fails the run connection-lost', async () => {
     const dropped = pair({ turns: [{ steps: [{ text: 'part' }, { drop: true }] }] }, { task: 'go' });
     await dropped.ended();
     expect(dropped.rec.facts_('fatal')[0]).toEqual(['fatal', 'connection-lost', expect.stringMatching(/during turn 1: the connection dropped/)]);
-    const hung = pair({ pongs: 1, turns: [{ steps: [{ pause: 5000 }] }] }, { task: 'go' });
-    await hung.ended();
-    expect(hung.rec.facts_('fatal')[0]![2]).toMatch(/did not answer a ping within 200 ms/);
   });
 
   it('an old daemon is refused before anything is submitted', async () => {
@@ -74,9 +71,9 @@ describe('the session against the fake daemon', () => {
   });
 
   it('malformed and unknown messages are reported and the turn goes on', async () => {
-    const { rec, session, until } = pair({ turns: [{ steps: [{ raw: '{oops' }, { unknown: 'mystery_event', fields: { a: 1 } }, { text: 'fine' }] }] }, { task: 'go' });
+    const { rec, session, until } = pair({ turns: [{ steps: [{ raw: '{"type":"Bad-Tag"}' }, { unknown: 'mystery_event', fields: { a: 1 } }, { text: 'fine' }] }] }, { task: 'go' });
     await until(() => rec.facts_('turnCompleted').length === 1);
-    expect(rec.rejections.map((r) => r.code)).toEqual(['malformed']);
+    expect(rec.rejections.map((r) => r.code)).toEqual(['invalid']);
     expect(rec.events.some((event) => event.type === 'passthrough')).toBe(true);
     expect(session.answer()?.text).toBe('fine');
   });

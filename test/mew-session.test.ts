@@ -28,7 +28,7 @@ describe('handshake', () => {
     expect(rec.sent[1]).toEqual({ type: 'attach_session', session_id: 'sess_9' });
     feed(PONG, READY);
     expect(rec.facts_('fatal')).toEqual([['fatal', 'protocol-error', 'asked to attach session sess_9, mew answered with session sess_1']]);
-    expect(rec.facts_('close')).toHaveLength(1);
+    expect(rec.facts_('leave')).toHaveLength(1);
     expect(rec.facts_('ready')).toEqual([]);
   });
 
@@ -41,7 +41,6 @@ describe('handshake', () => {
       expect(code).toBe('version-mismatch');
       expect(error).toMatch(/needs revision 3 or later/);
       expect(rec.sentOf('submit_prompt')).toEqual([]);
-      expect(rec.pending()).toEqual([]);
     }
     const { rec, session, feed } = mewSession();
     session.opened();
@@ -59,13 +58,13 @@ describe('handshake', () => {
     expect(session.answer()).toEqual({ text: 'hi', truncated: false });
   });
 
-  it('reports malformed, tagless and early messages, delivers unknown types raw, and goes on', () => {
+  it('reports badly tagged, early and incomplete messages, delivers unknown types raw, and goes on', () => {
     const { rec, session, feed } = mewSession();
     session.opened();
-    feed({ type: 'provider', event: { type: 'part_delta', delta: 'early' } }, 'not json{', '[1,2]', { type: 'Session-Ready' });
+    feed({ type: 'provider', event: { type: 'part_delta', delta: 'early' } }, { type: 'Session-Ready' }, { type: 'sessionReady' });
     feed(PONG, READY, { type: 'mystery_event', x: 1 }, { type: 'tool_start' });
-    expect(rec.rejections.map((r) => r.code)).toEqual(['out-of-order', 'malformed', 'invalid', 'invalid', 'invalid-payload']);
-    expect(rec.rejections[1]!.reason).toBe('message 2 is not JSON (9 characters)');
+    expect(rec.rejections.map((r) => r.code)).toEqual(['out-of-order', 'invalid', 'invalid', 'invalid-payload']);
+    expect(rec.rejections[1]!.reason).toBe('message 2 is not an object with a snake_case or PascalCase type');
     expect(rec.events.at(-1)).toEqual({ type: 'passthrough', protocol: 'mew', frame: { type: 'mystery_event', x: 1 } });
     expect(rec.facts_('ready')).toHaveLength(1);
     expect(rec.facts_('fatal')).toEqual([]);
@@ -115,7 +114,7 @@ describe('turns', () => {
     session.send({ type: 'close' }).then!();
     expect(rec.facts_('result')).toEqual([['result', { stopReason: 'end_turn', answer: { text: 'Hello', truncated: false }, usage }]]);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
-    expect(rec.log.at(-1)).toEqual(['close']);
+    expect(rec.log.at(-1)).toEqual(['leave']);
   });
 
   it('ends a turn on idle; a turn_failed alert after it makes the run fail', () => {
@@ -212,8 +211,7 @@ describe('controls', () => {
     expect(rec.sent.slice(-2)).toEqual([{ type: 'permission_response', request_id: 'q1', decision: 'deny' }, { type: 'cancel' }]);
     expect(rec.facts_('delivery')).toEqual([['delivery', 2, 'dropped']]);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'cancelled' }]]);
-    expect(rec.log.at(-1)).toEqual(['close']);
-    expect(rec.pending()).toEqual([]);
+    expect(rec.log.at(-1)).toEqual(['leave']);
     feed(delta('late'));
     expect(rec.events.at(-1)!.type).not.toBe('assistant-text-delta');
   });
@@ -248,31 +246,28 @@ describe('controls', () => {
 });
 
 describe('liveness and reconnects', () => {
-  it('pings again an interval after each pong; a ping unanswered while idle re-opens the connection', () => {
-    const { rec, handshake } = mewSession();
+  it('pings first on every connection; every pong is checked, so a daemon swapped for an old one is refused', () => {
+    const { rec, session, feed, handshake } = mewSession();
     handshake();
-    expect(rec.pending()).toEqual([1000]);
-    rec.fire(1000);
-    expect(rec.sentOf('ping')).toHaveLength(2);
-    expect(rec.pending()).toEqual([500]);
-    rec.fire(500);
-    expect(rec.log.at(-1)).toEqual(['reconnect']);
+    expect(rec.sent[0]).toEqual({ type: 'ping' });
+    expect(rec.facts_('attached')).toHaveLength(1);
+    feed({ ...PONG, protocol_version: 4 });
     expect(rec.facts_('fatal')).toEqual([]);
+    expect(session.connectionLost('connection-lost', 'reset')).toBe(true);
+    session.opened();
+    feed({ ...PONG, protocol_version: 1 });
+    expect(rec.facts_('fatal')[0]![1]).toBe('version-mismatch');
   });
 
-  it('a ping unanswered mid-turn, or a drop mid-turn, fails the run connection-lost', () => {
-    const a = mewSession({ task: 'go' });
-    a.handshake();
-    a.receipt('accepted');
-    a.rec.fire(1000);
-    a.rec.fire(500);
-    expect(a.rec.facts_('fatal')).toEqual([['fatal', 'connection-lost', expect.stringMatching(/lost during turn 1: mew did not answer a ping within 500 ms/)]]);
-    const b = mewSession({ task: 'go' });
-    b.handshake();
-    b.receipt('accepted');
-    b.session.connectionLost('socket closed (1006)');
-    expect(b.rec.facts_('fatal')[0]![1]).toBe('connection-lost');
-    expect(b.rec.pending()).toEqual([]);
+  it('a loss mid-turn fails the run with the transport\'s code (no-pong, connection-lost), no re-attach', () => {
+    for (const code of ['no-pong', 'connection-lost'] as const) {
+      const { rec, session, handshake, receipt } = mewSession({ task: 'go' });
+      handshake();
+      receipt('accepted');
+      expect(session.connectionLost(code, 'no pong within 10000 ms')).toBe(false);
+      expect(rec.facts_('fatal')).toEqual([['fatal', code, expect.stringMatching(/lost during turn 1: no pong within 10000 ms/)]]);
+      expect(rec.facts_('leave')).toEqual([]);
+    }
   });
 
   it('after a reconnect an uncertain submission is checked with read_prompt_receipt, never re-sent', () => {
@@ -282,12 +277,12 @@ describe('liveness and reconnects', () => {
     ] as const) {
       const { rec, session, feed, handshake } = mewSession({ task: 'go' });
       handshake();
-      session.connectionLost('socket closed (1006)');
-      expect(rec.log.at(-1)).toEqual(['reconnect']);
-      expect(session.send({ type: 'close' })).toMatchObject({ status: 'rejected' }); // nothing but cancel and a close from ready while re-opening
+      expect(session.connectionLost('connection-lost', 'socket closed (1006)')).toBe(true);
+      expect(session.send({ type: 'prompt', text: 'x' })).toMatchObject({ status: 'rejected' });
       session.opened();
       expect(rec.sent.slice(-2)).toEqual([{ type: 'ping' }, { type: 'attach_session', session_id: 'sess_1' }]);
       feed(PONG, READY);
+      expect(rec.facts_('attached')).toHaveLength(2);
       expect(rec.sent.at(-1)).toEqual({ type: 'read_prompt_receipt', session_id: 'sess_1', request_id: 'r-1' });
       feed({ type: 'prompt_receipt', session_id: 'sess_1', request_id: 'r-1', status, ...extra });
       expect(rec.facts_('ack')).toEqual([['ack', 1, 'rejected', reason]]);
@@ -299,7 +294,7 @@ describe('liveness and reconnects', () => {
   it('an uncertain submission mew did accept fails the run: its turn ran unseen', () => {
     const { rec, session, feed, handshake } = mewSession({ task: 'go' });
     handshake();
-    session.connectionLost('socket closed');
+    session.connectionLost('connection-lost', 'socket closed');
     session.opened();
     feed(PONG, READY, { type: 'prompt_receipt', session_id: 'sess_1', request_id: 'r-1', status: 'accepted' });
     expect(rec.facts_('ack')).toEqual([['ack', 1, 'accepted', undefined]]);
@@ -307,20 +302,18 @@ describe('liveness and reconnects', () => {
     expect(rec.sentOf('submit_prompt')).toHaveLength(1);
   });
 
-  it('a drop before ready, without reconnects, or a failed reconnect ends the run connection-lost', () => {
+  it('a loss before ready fails the run; while re-attaching only cancel and close from ready are taken', () => {
     const a = mewSession();
     a.session.opened();
-    a.session.connectionLost('refused');
-    expect(a.rec.facts_('fatal')[0]![2]).toMatch(/before the session was ready: refused/);
-    const b = mewSession({ reconnect: false });
-    b.handshake();
-    b.session.connectionLost('reset');
-    expect(b.rec.facts_('fatal')[0]![2]).toBe('the connection to mew was lost: reset');
+    expect(a.session.connectionLost('connection-lost', 'reset')).toBe(false);
+    expect(a.rec.facts_('fatal')[0]![2]).toMatch(/before the session was ready: reset/);
     const c = mewSession();
     c.handshake();
-    c.session.connectionLost('reset');
+    c.session.connectionLost('connection-lost', 'reset');
     expect(c.session.send({ type: 'prompt', text: 'x' })).toMatchObject({ status: 'rejected', reason: 'the connection to mew is being re-opened; try again once it is back' });
-    c.session.reconnectFailed('ECONNREFUSED after 5 attempts');
-    expect(c.rec.facts_('fatal')[0]![2]).toBe('the connection to mew was lost and could not be re-opened: ECONNREFUSED after 5 attempts');
+    const close = c.session.send({ type: 'close' });
+    expect(close.status).toBe('accepted');
+    close.then!();
+    expect(c.rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
   });
 });

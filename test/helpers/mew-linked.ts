@@ -1,4 +1,4 @@
-// An in-process pair: a MewSession wired to a FakeMewDaemon without sockets (messages cross on microtasks).
+// An in-process pair: a MewSession wired to a FakeMewDaemon without sockets (messages cross on microtasks; a drop re-attaches like the channel).
 import { encodeMessage } from '../../src/drivers/mew/messages.js';
 import { MewSession } from '../../src/drivers/mew/mew-session.js';
 import type { MewSessionOptions } from '../../src/drivers/mew/session-types.js';
@@ -10,32 +10,27 @@ import { mewRecorder } from './mew-recorder.js';
 export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessionOptions> = {}) {
   const daemon = new FakeMewDaemon(scenario);
   const rec = mewRecorder();
-  const timers = new Set<NodeJS.Timeout>();
   let link: ClientLink | undefined;
-  let session!: MewSession;
   let up = false;
+  let session!: MewSession;
   const connect = () => {
     let open = true;
     up = true;
     const current = daemon.connect({
-      send: (text) => queueMicrotask(() => open && session.onMessage(text)),
+      send: (text) => queueMicrotask(() => open && session.onFrame(JSON.parse(text))),
       drop: () => {
         if (!open) return;
         open = false;
         up = false;
         queueMicrotask(() => {
           current.closed();
-          session.connectionLost('the connection dropped (1006)');
+          if (session.connectionLost('connection-lost', 'the connection dropped (1006)')) connect();
         });
       },
     });
     link = current;
     queueMicrotask(() => session.opened());
-    return () => {
-      open = false;
-    };
   };
-  let disconnect = () => undefined as void;
   session = new MewSession(
     {
       send: (message) => {
@@ -46,40 +41,19 @@ export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessi
         queueMicrotask(() => target.message(text));
         return true;
       },
-      close: () => {
-        rec.log.push(['close']);
+      leave: () => {
+        rec.log.push(['leave']);
         up = false;
-        disconnect();
         // After what was sent before it, as a WebSocket's close frame follows its queued messages.
         const target = link;
         queueMicrotask(() => target?.closed());
       },
-      reconnect: () => {
-        rec.log.push(['reconnect']);
-        link?.closed();
-        disconnect = connect();
-      },
-      setTimer: (fn, ms) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          fn();
-        }, ms);
-        timers.add(timer);
-        return { clear: () => (clearTimeout(timer), timers.delete(timer)) };
-      },
+      attached: () => void rec.log.push(['attached']),
     },
     rec.facts,
-    { requestIdPrefix: 'r', pingIntervalMs: 50, pongTimeoutMs: 200, reconnect: true, maxAnswerChars: 1_000_000, wireCase: 'snake_case', ...options },
+    { requestIdPrefix: 'r', maxAnswerChars: 1_000_000, wireCase: 'snake_case', ...options },
   );
-  disconnect = connect();
-  /** Resolves once the session reported its exit or a fatal failure. */
-  const ended = async (limitMs = 5000) => {
-    const start = Date.now();
-    while (!rec.log.some((entry) => entry[0] === 'exit' || entry[0] === 'fatal')) {
-      if (Date.now() - start > limitMs) throw new Error(`the session did not end within ${limitMs} ms: ${JSON.stringify(rec.log)}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  };
+  connect();
   const until = async (check: () => boolean, limitMs = 5000) => {
     const start = Date.now();
     while (!check()) {
@@ -87,9 +61,6 @@ export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessi
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
-  const stop = () => {
-    session.dispose();
-    for (const timer of timers) clearTimeout(timer);
-  };
-  return { daemon, rec, session, ended, until, stop, pendingTimers: () => timers.size };
+  const ended = () => until(() => rec.log.some((entry) => entry[0] === 'exit' || entry[0] === 'fatal'));
+  return { daemon, rec, session, ended, until, stop: () => session.dispose() };
 }

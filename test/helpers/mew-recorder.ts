@@ -15,10 +15,6 @@ export interface MewRecorder {
   rejections: MessageRejection[];
   /** Whether sends succeed (the connection is up). */
   connected: boolean;
-  /** Timers armed and not cleared or fired, with their delays. */
-  pending(): number[];
-  /** Fires the pending timers armed with `ms` (all pending ones when omitted). */
-  fire(ms?: number): void;
   sentOf(type: string): MewMessage[];
   facts_(name: string): unknown[][];
 }
@@ -28,7 +24,6 @@ export function mewRecorder(): MewRecorder {
   const log: unknown[][] = [];
   const events: EventDraft[] = [];
   const rejections: MessageRejection[] = [];
-  const timers: Array<{ fn: () => void; ms: number; live: boolean }> = [];
   const rec: MewRecorder = {
     sent,
     log,
@@ -41,13 +36,8 @@ export function mewRecorder(): MewRecorder {
         sent.push(JSON.parse(JSON.stringify(message)) as MewMessage);
         return true;
       },
-      close: () => void log.push(['close']),
-      reconnect: () => void log.push(['reconnect']),
-      setTimer(fn, ms) {
-        const timer = { fn, ms, live: true };
-        timers.push(timer);
-        return { clear: () => void (timer.live = false) };
-      },
+      leave: () => void log.push(['leave']),
+      attached: () => void log.push(['attached']),
     },
     facts: {
       ready: () => void log.push(['ready']),
@@ -67,13 +57,6 @@ export function mewRecorder(): MewRecorder {
       exit: (end) => void log.push(['exit', end]),
       fatal: (code, error) => void log.push(['fatal', code, error]),
     },
-    pending: () => timers.filter((timer) => timer.live).map((timer) => timer.ms),
-    fire(ms) {
-      for (const timer of timers.filter((t) => t.live && (ms === undefined || t.ms === ms))) {
-        timer.live = false;
-        timer.fn();
-      }
-    },
     sentOf: (type) => sent.filter((message) => message.type === type),
     facts_: (name) => log.filter((entry) => entry[0] === name),
   };
@@ -88,15 +71,13 @@ export function mewSession(options: Partial<MewSessionOptions> = {}) {
   const rec = mewRecorder();
   const session = new MewSession(rec.io, rec.facts, {
     requestIdPrefix: 'r',
-    pingIntervalMs: 1000,
-    pongTimeoutMs: 500,
-    reconnect: true,
     maxAnswerChars: 1_000_000,
     wireCase: 'snake_case',
     ...options,
   });
-  const feed = (...messages: Array<object | string>) => {
-    for (const message of messages) session.onMessage(typeof message === 'string' ? message : JSON.stringify(message));
+  /** Feeds decoded messages, as the transport hands them over (a copy: the session may not keep the caller's object). */
+  const feed = (...messages: object[]) => {
+    for (const message of messages) session.onFrame(JSON.parse(JSON.stringify(message)));
   };
   const handshake = () => {
     session.opened();

@@ -77,15 +77,20 @@ const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>
   error: { message: opt('string') },
 };
 
-/** Reads one text message. Never throws. */
+/** Reads one text message (the fake daemon's side; the driver gets decoded frames from the transport). Never throws. */
 export function readMessage(text: string, number: number): ReadMessage {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    // The text itself is not repeated: it is the daemon's, untrusted, and may be large.
+    // The text itself is not repeated: it is the peer's, untrusted, and may be large.
     return { usable: false, rejection: { code: 'malformed', reason: `message ${number} is not JSON (${text.length} characters)` } };
   }
+  return checkMessage(value, number);
+}
+
+/** Checks one decoded message: its tag (either spelling, normalized to snake_case) and the fields the driver reads. Never throws. */
+export function checkMessage(value: unknown, number: number): ReadMessage {
   const tag = isObject(value) ? snakeTag(value['type']) : undefined;
   if (tag === undefined) {
     return { usable: false, rejection: { code: 'invalid', reason: `message ${number} is not an object with a snake_case or PascalCase type` } };

@@ -1,92 +1,58 @@
-// The mew driver behind the seam: the connection (first connect, reconnects, detach), the daemon process when it owns one, facts to the core.
-import type { Control, Driver, DriverContext, Launch, ProcessIO, SendOutcome } from '../../run/driver.js';
+// The mew driver behind the seam: the session on the shared daemon channel, the daemon process when spawnRun starts one, facts to the core.
+import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
 import type { Answer } from '../../run/outcome.js';
-import type { OutcomeErrorCode, RejectedEvent, RunEvent } from '../../run/types/index.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
+import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { SessionAnswer } from '../fuseraft/session-io.js';
-import { encodeMessage } from './messages.js';
+import { DaemonChannel } from '../socket/daemon-channel.js';
+import { waitForListener } from './daemon-listener.js';
+import type { ListenerWait } from './daemon-listener.js';
+import { spellTag } from './messages.js';
 import type { MewWireCase } from './messages.js';
 import { MewSession } from './mew-session.js';
-import type { MewFacts, MewIo, MewTimer } from './session-types.js';
+import type { MewFacts, MewIo } from './session-types.js';
 
-/** One connection to the daemon, as a transport opens it. */
-export interface MewSocket {
-  send(text: string): void;
-  /** Closes in order (what was sent before goes first). */
-  close(): void;
-  /** Drops at once. */
-  terminate(): void;
-}
-
-/** What a transport reports about one connection: open, then messages, then one `closed`. A failed connect is `closed` without `open`. */
-export interface MewSocketHandlers {
-  open(): void;
-  message(text: string): void;
-  /** The connection ended (or never opened): `refused` when nothing listened at the address. */
-  closed(reason: string, refused: boolean): void;
-}
-
-/** Opens a connection to `url` (a WebSocket transport in production, an in-process daemon in tests). */
-export type MewConnector = (url: string, handlers: MewSocketHandlers) => MewSocket;
-
-/** The mew options of a run, resolved. */
-export interface MewDriverConfig {
-  url: string;
-  sessionId: string | undefined;
-  wireCase: MewWireCase;
-  pingIntervalMs: number;
-  pongTimeoutMs: number;
-  /** How long a lost connection may take to come back (0: never re-opened). */
-  reconnectGraceMs: number;
-  /** When the driver started the daemon itself (spawnRun): connect attempts repeat until it listens. */
-  ownsDaemon: boolean;
-}
-
-/** First delay between connect attempts; doubled each time up to {@link MAX_RETRY_MS}. */
-const FIRST_RETRY_MS = 50;
-const MAX_RETRY_MS = 1000;
+/** Longest wait for a detaching connection's close handshake. */
+const LEAVE_GRACE_MS = 1000;
 
 /**
- * One run on a mew daemon. The protocol logic lives in the pure {@link MewSession}; this class opens
- * the connection (after the daemon's process started, when it owns one), retries it while a daemon it
- * started is still coming up, re-opens a lost one when the session asks (within the grace), and turns
- * the session's facts into the core's. Without a process the run ends when the connection is closed.
+ * One run on a mew daemon. The protocol logic lives in the pure {@link MewSession}; this class puts it
+ * on the shared {@link DaemonChannel} (connection, liveness with mew's own `ping`, re-attaching within
+ * `reconnectGraceMs` when the session says nothing is at stake) and turns its facts into the core's.
+ * Under spawnRun it also owns the daemon: the process is started first, the connection opened once the
+ * daemon accepts TCP connections, and the daemon is reaped by the kill ladder once the session ends.
  */
-export class MewDriver implements Driver {
+class MewDriver implements Driver {
   readonly closeWhenIdle = true;
   readonly channelDir = '';
   readonly #context: DriverContext;
-  readonly #config: MewDriverConfig;
-  readonly #connect: MewConnector;
+  readonly #channel: DaemonChannel;
   readonly #session: MewSession;
-  readonly #timers = new Set<NodeJS.Timeout>();
-  #socket: MewSocket | undefined;
-  /** The connection generation: handlers of an older one are ignored. */
-  #generation = 0;
-  #everOpened = false;
-  #reconnectingSince: number | undefined;
-  #detaching = false;
-  #finished = false;
-  #goneReported = false;
-  #seq = 0;
+  readonly #wireCase: MewWireCase;
+  readonly #ownsDaemon: boolean;
+  #listenerWait: ListenerWait | undefined;
+  #done = false;
 
-  constructor(context: DriverContext, config: MewDriverConfig, connect: MewConnector) {
+  constructor(context: DriverContext, ownsDaemon: boolean) {
     this.#context = context;
-    this.#config = config;
-    this.#connect = connect;
+    this.#ownsDaemon = ownsDaemon;
     const options = context.options;
+    const connection = options.connection!;
+    this.#wireCase = connection.mewTagCase;
+    this.#channel = new DaemonChannel(context, {
+      probe: () => ({ type: spellTag('ping', this.#wireCase) }),
+      opened: () => this.#session.opened(),
+      frame: (frame) => this.#session.onFrame(frame),
+      lost: (end) => this.#session.connectionLost(end.code === 'no-pong' ? 'no-pong' : 'connection-lost', end.reason),
+    });
     this.#session = new MewSession(this.#io(), this.#facts(), {
       task: options.task,
       cwd: options.cwd,
-      sessionId: config.sessionId,
+      sessionId: connection.sessionId ?? connection.resume,
       approve: options.approve,
       answerQuestion: options.answerQuestion,
       requestIdPrefix: `subvisor-${options.runId}`,
-      pingIntervalMs: config.pingIntervalMs,
-      pongTimeoutMs: config.pongTimeoutMs,
-      reconnect: config.reconnectGraceMs > 0,
       maxAnswerChars: options.maxFinalTextBytes,
-      wireCase: config.wireCase,
+      wireCase: this.#wireCase,
     });
   }
 
@@ -94,24 +60,27 @@ export class MewDriver implements Driver {
     const { options } = this.#context;
     const taskRef = this.#session.taskRef;
     const launch: Launch = taskRef === undefined ? {} : { taskRef };
-    if (this.#config.ownsDaemon) {
-      // The daemon's own output is its log: tailed into the outcome like any child's.
-      launch.process = { command: options.command, args: options.args, env: {}, stdin: 'ignore', stdout: 'tail' };
-    } else {
-      queueMicrotask(() => this.#open());
-    }
+    // The daemon's own output is its log: tailed into the outcome like any child's.
+    if (this.#ownsDaemon) launch.process = { command: options.command, args: options.args, env: {}, stdin: 'ignore', stdout: 'tail' };
+    else this.#channel.open();
     return launch;
   }
 
-  attach(_io: ProcessIO): void {
-    this.#open();
+  attach(): void {
+    // The daemon was spawned: connect once it listens (the ready timeout bounds the wait).
+    const url = this.#context.options.connection!.url!;
+    this.#listenerWait = waitForListener(url, () => {
+      this.#listenerWait = undefined;
+      if (!this.#done) this.#channel.open();
+    });
   }
 
   send(control: Control): SendOutcome {
+    if (this.#done) return { kind: 'broken', reason: 'the connection to mew is closed' };
     const verdict = this.#session.send(control);
     // The core learns the ref from this return: the answer must come after it, and what the control sets off after that.
-    if (verdict.status !== undefined) {
-      const status = verdict.status;
+    const status = verdict.status;
+    if (status !== undefined) {
       queueMicrotask(() => {
         this.#context.sink.ack(verdict.ref, status, verdict.reason);
         verdict.then?.();
@@ -121,95 +90,36 @@ export class MewDriver implements Driver {
   }
 
   resume(): void {
-    // Messages are pushed by the socket; backpressure is the transport's (see docs/daemons.md, limits).
+    this.#channel.resume();
   }
 
   finish(): void {
-    this.#finished = true;
-    this.#session.dispose();
-    this.#clearTimers();
-    this.#socket?.terminate();
+    this.#release();
   }
 
   disconnect(): void {
-    this.#detaching = true;
-    this.#socket?.terminate();
-    this.#reportGone();
+    this.#done = true;
+    this.#session.dispose();
+    this.#channel.disconnect();
   }
 
   dispose(): void {
-    this.#finished = true;
+    this.#release();
+  }
+
+  #release(): void {
+    this.#done = true;
+    this.#listenerWait?.stop();
+    this.#listenerWait = undefined;
     this.#session.dispose();
-    this.#clearTimers();
-    this.#socket?.terminate();
-    this.#socket = undefined;
-  }
-
-  /* ---------------------------------------------------------------------------------------------- */
-
-  /** Opens a connection; a refused one is retried while a daemon this run started may still be booting. */
-  #open(delayMs = FIRST_RETRY_MS): void {
-    if (this.#finished || this.#detaching) return;
-    const generation = ++this.#generation;
-    const current = () => generation === this.#generation && !this.#finished;
-    this.#socket = this.#connect(this.#config.url, {
-      open: () => {
-        if (!current()) return;
-        this.#everOpened = true;
-        this.#reconnectingSince = undefined;
-        this.#session.opened();
-      },
-      message: (text) => {
-        if (current()) this.#session.onMessage(text);
-      },
-      closed: (reason, refused) => {
-        if (!current()) return;
-        this.#socket = undefined;
-        this.#onClosed(reason, refused, delayMs);
-      },
-    });
-  }
-
-  #onClosed(reason: string, refused: boolean, delayMs: number): void {
-    if (this.#detaching) return this.#reportGone();
-    const retry = () => void this.#timer(() => this.#open(Math.min(delayMs * 2, MAX_RETRY_MS)), delayMs);
-    if (!this.#everOpened) {
-      // A daemon this run started is retried until the ready timeout; someone else's refusal is final.
-      if (this.#config.ownsDaemon) return retry();
-      const code = (refused ? 'connection-refused' : 'connection-lost') as OutcomeErrorCode;
-      this.#context.sink.fatal(code, `could not connect to mew at ${this.#config.url}: ${reason}`);
-      return this.#reportGone();
-    }
-    if (this.#reconnectingSince !== undefined) {
-      if (Date.now() - this.#reconnectingSince + delayMs > this.#config.reconnectGraceMs) {
-        return this.#session.reconnectFailed(`${reason} (gave up after ${this.#config.reconnectGraceMs} ms)`);
-      }
-      return retry();
-    }
-    this.#session.connectionLost(reason);
+    this.#channel.dispose();
   }
 
   #io(): MewIo {
     return {
-      send: (message) => {
-        if (this.#socket === undefined) return false;
-        this.#socket.send(encodeMessage(message, this.#config.wireCase));
-        return true;
-      },
-      close: () => {
-        this.#detaching = true;
-        if (this.#socket === undefined) this.#reportGone();
-        else this.#socket.close();
-      },
-      reconnect: () => {
-        this.#reconnectingSince = Date.now();
-        const stale = this.#socket;
-        this.#socket = undefined;
-        ++this.#generation;
-        stale?.terminate();
-        this.#open();
-      },
-      setTimer: (fn, ms) => this.#timer(fn, ms),
+      send: (message) => this.#channel.send({ ...message, type: spellTag(message.type, this.#wireCase) }),
+      leave: () => this.#channel.leave(Math.min(LEAVE_GRACE_MS, this.#context.options.killGraceMs)),
+      attached: () => this.#channel.attached(),
     };
   }
 
@@ -217,13 +127,8 @@ export class MewDriver implements Driver {
     const sink = () => this.#context.sink;
     return {
       ready: () => sink().ready(),
-      event: (draft) => sink().event(this.#stamp(draft)),
-      rejected: (rejection) => {
-        const event: RejectedEvent = { type: 'rejected', code: rejection.code, reason: rejection.reason, fatal: false };
-        if (rejection.lineType !== undefined) event.lineType = rejection.lineType;
-        if (rejection.errors !== undefined) event.errors = rejection.errors;
-        sink().rejected(event);
-      },
+      event: (draft) => this.#channel.event(draft),
+      rejected: (rejection) => this.#channel.rejected(rejection),
       ack: (ref, status, reason) => sink().ack(ref, status, reason),
       delivery: (ref, delivery) => sink().delivery(ref, delivery),
       turnStarted: (turn) => sink().turnStarted(turn),
@@ -235,40 +140,8 @@ export class MewDriver implements Driver {
           answer: Promise.resolve(toAnswer(report.answer, this.#context.options.maxFinalTextBytes)),
         }),
       exit: (end) => sink().exit(end),
-      fatal: (code, error) => sink().fatal(code as OutcomeErrorCode, error),
+      fatal: (code, error) => sink().fatal(code, error),
     };
-  }
-
-  /** A run without a process ends when its connection is gone. */
-  #reportGone(): void {
-    if (this.#goneReported || this.#config.ownsDaemon) return;
-    this.#goneReported = true;
-    this.#context.sink.gone();
-  }
-
-  /** Adds the envelope. mew has no sequence numbers: `seq` counts the run's events. */
-  #stamp(draft: EventDraft): RunEvent {
-    return { ...draft, v: 1, seq: ++this.#seq, run: this.#context.runId } as RunEvent;
-  }
-
-  #timer(fn: () => void, ms: number): MewTimer {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      fn();
-    }, ms);
-    timer.unref();
-    this.#timers.add(timer);
-    return {
-      clear: () => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-      },
-    };
-  }
-
-  #clearTimers(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
   }
 }
 
@@ -277,3 +150,45 @@ function toAnswer(answer: SessionAnswer | undefined, maxChars: number): Answer {
   if (!answer.truncated) return { finalText: answer.text, truncated: false };
   return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
 }
+
+function checkMewOptions(options: ResolvedRunOptions): void {
+  const connection = options.connection;
+  if (connection?.url !== undefined) {
+    let scheme = '';
+    try {
+      scheme = new URL(connection.url).protocol;
+    } catch {
+      throw new TypeError('options.url is not a valid URL');
+    }
+    if (scheme !== 'ws:' && scheme !== 'wss:') throw new TypeError(`options.url must be a ws:// or wss:// URL, not ${scheme}//`);
+  }
+  if (connection?.sessionId !== undefined && connection.resume !== undefined && connection.sessionId !== connection.resume) {
+    throw new TypeError("pass one of options.sessionId and options.resume (for mew both name the session to attach to)");
+  }
+  if (connection?.socketPath !== undefined) {
+    throw new TypeError("protocol 'mew' speaks WebSocket only: pass options.url (ws://host:port), not options.socketPath");
+  }
+  for (const name of ['token', 'clientId'] as const) {
+    if (connection?.[name] !== undefined) throw new TypeError(`options.${name} is not used by protocol 'mew' (mew's daemon has no authentication nor client ids)`);
+  }
+}
+
+/** `connectRun({ protocol: 'mew', url, task, cwd, resume })`: a session on a running mew daemon. */
+export const mewConnectProtocol: Protocol = {
+  validate: checkMewOptions,
+  create: (context) => new MewDriver(context, false),
+};
+
+/**
+ * `spawnRun({ protocol: 'mew', command: 'mew', args: ['daemon', ...], url })`: starts the daemon as a
+ * supervised child listening at `url`, then runs a session on it; the daemon is reaped at the end.
+ */
+export const mewSpawnProtocol: Protocol = {
+  validate(options: ResolvedRunOptions): void {
+    checkMewOptions(options);
+    if (options.connection?.url === undefined) {
+      throw new TypeError("protocol 'mew' under spawnRun needs options.url: the ws:// address the daemon it starts listens on");
+    }
+  },
+  create: (context) => new MewDriver(context, true),
+};

@@ -5,9 +5,9 @@ import { addUsage } from '../../run/usage.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
-import { Liveness } from './liveness.js';
-import { MEW_MIN_PROTOCOL_VERSION, readMessage, snakeTag, spellTag, stringField } from './messages.js';
+import { checkMessage, MEW_MIN_PROTOCOL_VERSION, snakeTag, spellTag, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
+import type { JsonValue } from '../../wire/index.js';
 import { RequestDesk } from './request-desk.js';
 import type { MewControl, MewFacts, MewFailure, MewIo, MewSessionOptions, MewVerdict } from './session-types.js';
 import { receiptOf, Submissions } from './submissions.js';
@@ -44,7 +44,6 @@ export class MewSession {
   readonly #facts: MewFacts;
   readonly #options: MewSessionOptions;
   readonly #desk: RequestDesk;
-  readonly #liveness: Liveness;
   readonly #submissions: Submissions;
   readonly #taskRef: number | undefined;
 
@@ -75,11 +74,6 @@ export class MewSession {
     this.#options = options;
     this.#stream = new TurnStream(facts, options.maxAnswerChars);
     this.#submissions = new Submissions(options.requestIdPrefix);
-    this.#liveness = new Liveness(
-      { ping: () => io.send({ type: 'ping' }), setTimer: (fn, ms) => io.setTimer(fn, ms) },
-      { intervalMs: options.pingIntervalMs, timeoutMs: options.pongTimeoutMs },
-      (waited) => this.connectionLost(`mew did not answer a ping within ${waited} ms`),
-    );
     this.#desk = new RequestDesk(
       { approve: options.approve, answerQuestion: options.answerQuestion },
       {
@@ -109,52 +103,56 @@ export class MewSession {
   /* The connection                                                                                 */
   /* ---------------------------------------------------------------------------------------------- */
 
-  /** A connection is open (the first, or one re-opened after a loss): ping, then create or attach the session. */
+  /**
+   * A connection is open (the first, or one re-opened after a loss): a `ping` (its `pong` tells the
+   * wire revision), then create or attach the session. Later pings are the transport's liveness probe.
+   */
   opened(): void {
     if (this.#phase === 'ended') return;
     const reopened = this.#phase === 'reconnecting';
     this.#phase = 'open';
-    this.#liveness.start();
+    this.#io.send({ type: 'ping' });
     const attachTo = reopened ? this.#sessionId : this.#options.sessionId;
     if (attachTo !== undefined) this.#io.send({ type: 'attach_session', session_id: attachTo });
     else this.#io.send(this.#options.cwd === undefined ? { type: 'new_session' } : { type: 'new_session', cwd: this.#options.cwd });
   }
 
   /**
-   * The connection closed without the session asking (or went silent). Nothing at stake (no turn, the
-   * session ready): re-open it when allowed, marking pending submissions uncertain. A turn open, or a
-   * session never ready: the run fails `connection-lost`, since a turn's events cannot be read back and
-   * mew cancels the turn of a session whose last client leaves.
+   * The connection broke (`connection-lost`, or `no-pong`: mew stopped answering). Nothing at stake (no
+   * turn, the session ready): true, re-attach, pending submissions are now uncertain. A turn open, or a
+   * session never ready: the run fails with `code` (the driver's channel then reports the peer gone),
+   * since a turn's events cannot be read back and mew cancels the turn of a session whose last client leaves.
    */
-  connectionLost(reason: string): void {
-    if (this.#phase === 'ended' || this.#phase === 'reconnecting') return;
-    this.#liveness.stop();
-    if (!this.#readySeen) return this.#fail('connection-lost', `the connection to mew was lost before the session was ready: ${reason}`);
+  connectionLost(code: 'connection-lost' | 'no-pong', reason: string): boolean {
+    if (this.#phase === 'ended') return false;
+    if (this.#phase === 'reconnecting') return true;
+    if (!this.#readySeen) return this.#lose(code, `the connection to mew was lost before the session was ready: ${reason}`);
     if (this.#stream.open) {
-      return this.#fail('connection-lost', `the connection to mew was lost during turn ${this.#stream.turn}: ${reason} (the turn's events cannot be read back, and mew cancels a turn once its last client leaves)`);
+      return this.#lose(code, `the connection to mew was lost during turn ${this.#stream.turn}: ${reason} (the turn's events cannot be read back, and mew cancels a turn once its last client leaves)`);
     }
-    if (!this.#options.reconnect) return this.#fail('connection-lost', `the connection to mew was lost: ${reason}`);
     this.#phase = 'reconnecting';
     const uncertain = this.#submissions.markUncertain();
-    const note = uncertain.length === 0 ? '' : `; ${uncertain.length} submission(s) without a receipt will be checked, not re-sent`;
-    this.#facts.event({ type: 'info', nativeType: 'connection', summary: `the connection to mew was lost (${reason}): reconnecting${note}` });
-    this.#io.reconnect();
+    if (uncertain.length > 0) {
+      this.#facts.event({ type: 'info', nativeType: 'connection', summary: `${uncertain.length} submission(s) without a receipt: checked with read_prompt_receipt once re-attached, never re-sent` });
+    }
+    return true;
   }
 
-  /** Re-opening the connection failed for good. */
-  reconnectFailed(reason: string): void {
-    if (this.#phase !== 'reconnecting') return;
-    this.#fail('connection-lost', `the connection to mew was lost and could not be re-opened: ${reason}`);
+  /** Fails the run on a lost connection (no detach: the connection is gone already). */
+  #lose(code: 'connection-lost' | 'no-pong', error: string): false {
+    this.#stop();
+    this.#facts.fatal(code, error);
+    return false;
   }
 
   /* ---------------------------------------------------------------------------------------------- */
   /* Messages from mew                                                                              */
   /* ---------------------------------------------------------------------------------------------- */
 
-  /** One text message from the daemon. */
-  onMessage(text: string): void {
+  /** One decoded message from the daemon (a JSON object with a string `type`). */
+  onFrame(frame: { type: string; [field: string]: JsonValue }): void {
     if (this.#phase === 'ended') return;
-    const read = readMessage(text, ++this.#messageNumber);
+    const read = checkMessage(frame, ++this.#messageNumber);
     if (read.rejection !== undefined) this.#facts.rejected(read.rejection);
     if (read.message === undefined || !read.usable) return;
     const message = read.message;
@@ -197,7 +195,6 @@ export class MewSession {
       const said = typeof revision === 'number' ? `speaks wire revision ${revision}` : 'did not say its wire revision (pong.protocol_version)';
       return this.#fail('version-mismatch', `the mew daemon${version === undefined ? '' : ` ${JSON.stringify(version)}`} ${said}; subvisor needs revision ${MEW_MIN_PROTOCOL_VERSION} or later (acknowledged submit_prompt with receipts): upgrade mew`);
     }
-    this.#liveness.pong();
     this.#pongSeen = true;
     this.#maybeReady();
   }
@@ -207,6 +204,7 @@ export class MewSession {
     if (this.#readySeen) {
       if (id !== this.#sessionId) return this.#fail('protocol-error', `mew switched this connection to another session (${id})`);
       // Re-attached after a reconnect: check every uncertain submission, never re-send it.
+      this.#io.attached();
       this.#facts.event(withExtras({ type: 'info', nativeType: 'session_ready', summary: 're-attached to the session' }, message, []));
       for (const submission of this.#submissions.pending) {
         if (submission.uncertain) this.#io.send({ type: 'read_prompt_receipt', session_id: id, request_id: submission.requestId });
@@ -218,6 +216,7 @@ export class MewSession {
     }
     if (this.#sessionId !== undefined) return this.#facts.rejected({ code: 'out-of-order', reason: 'a second session_ready before the pong', lineType: 'session_ready' });
     this.#sessionId = id;
+    this.#io.attached();
     this.#readyEvent = withExtras({ type: 'ready' }, message, []);
     this.#maybeReady();
   }
@@ -433,20 +432,19 @@ export class MewSession {
       this.#facts.event(result as { type: 'result' });
     }
     this.#facts.exit(end);
-    this.#io.close();
+    this.#io.leave();
   }
 
   #fail(code: MewFailure, error: string): void {
     if (this.#phase === 'ended') return;
     this.#stop();
     this.#facts.fatal(code, error);
-    this.#io.close();
+    this.#io.leave();
   }
 
   #stop(): void {
     this.#desk.shutDown();
     this.#phase = 'ended';
-    this.#liveness.stop();
     this.#dropHeld();
     this.#submissions.clear();
   }
@@ -461,11 +459,9 @@ export class MewSession {
     return this.#usage;
   }
 
-  /** The run is over (the driver is disposing): stop the timers; nothing more is sent. */
+  /** The run is over (the driver is disposing): nothing more is sent or reported. */
   dispose(): void {
-    if (this.#phase === 'ended') return;
     this.#phase = 'ended';
-    this.#liveness.stop();
   }
 }
 

@@ -6,24 +6,18 @@ import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompt
 import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
 import type { MessageRejection, MewMessage, MewWireCase } from './messages.js';
 
-/** A timer the session armed (injectable for tests). */
-export interface MewTimer {
-  clear(): void;
-}
-
-/** The connection side of a session (the driver implements it over a WebSocket; tests record it). */
+/** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
 export interface MewIo {
   /** Sends one message (its tag in snake_case; the driver spells it for the wire). False when the connection is down. */
   send(message: MewMessage): boolean;
   /** Detaches: closes the connection on purpose. The driver reports the peer gone once it is closed. */
-  close(): void;
-  /** The connection was lost while nothing was at stake: open a new one (then `opened()` or `reconnectFailed()`). */
-  reconnect(): void;
-  setTimer(fn: () => void, ms: number): MewTimer;
+  leave(): void;
+  /** The session is attached on this connection (`session_ready`): a re-attach is complete. */
+  attached(): void;
 }
 
 /** Why a session failed in a way the run cannot survive. */
-export type MewFailure = 'version-mismatch' | 'connection-lost' | 'protocol-error';
+export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error';
 
 /** Protocol-free facts a session reports (the driver forwards them to the run core); a fact comes before its event. */
 export interface MewFacts {
@@ -75,10 +69,6 @@ export interface MewSessionOptions {
   answerQuestion?: AnswerQuestionCallback | undefined;
   /** Request ids are `<prefix>-<n>`: the prefix is unique per run, so an id is never used twice. */
   requestIdPrefix: string;
-  pingIntervalMs: number;
-  pongTimeoutMs: number;
-  /** Whether a connection lost while nothing is at stake is re-opened (the driver bounds the attempts). */
-  reconnect: boolean;
   /** Longest answer kept, in characters. */
   maxAnswerChars: number;
   /** How enum values the session writes (permission decisions) are spelled. */
