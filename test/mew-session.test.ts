@@ -231,6 +231,16 @@ describe('controls', () => {
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'summary' } });
   });
 
+  it('finalize from ready submits the note as the last turn at once, then ends done', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    expect(session.send({ type: 'finalize', note: 'wrap up' })).toEqual({ ref: 1, status: 'accepted' });
+    expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'wrap up', attachments: [] }]);
+    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, delta('final words'), TURN_COMPLETE);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'final words' } });
+  });
+
   it('close mid-turn detaches after the turn; close in ready at once; close before ready is refused', () => {
     const early = mewSession();
     early.session.opened();
@@ -315,5 +325,11 @@ describe('liveness and reconnects', () => {
     expect(close.status).toBe('accepted');
     close.then!();
     expect(c.rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    const d = mewSession();
+    d.handshake();
+    d.session.connectionLost('connection-lost', 'reset');
+    d.session.send({ type: 'cancel' }).then!();
+    expect(d.rec.facts_('exit')).toEqual([['exit', { status: 'cancelled' }]]);
+    expect(d.rec.sentOf('cancel')).toEqual([]);
   });
 });

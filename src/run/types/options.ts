@@ -111,8 +111,8 @@ export interface RunOptions {
    */
   handleParentSignals?: boolean;
   /**
-   * fuseraft only: decides each `approval_request`, one at a time, in order (sync or async). Without
-   * it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
+   * fuseraft and mew: decides each `approval_request` (mew: `permission_request`, kind
+   * `tool_permission`), one at a time, in order (sync or async). Without it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
    * answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
    */
   approve?: ApproveCallback;
