@@ -8,8 +8,8 @@ export const KNOWN_APPROVAL_KINDS = ['shell_command', 'tool_action', 'file_write
 
 /** Fields common to every approval request handed to `approve`. */
 interface ApprovalBase {
-  /** Which driver asked: the chat (`fuseraft`) or the orchestration bridge (`fuseraft-bridge`). */
-  protocol: 'fuseraft' | 'fuseraft-bridge';
+  /** Which driver asked: the chat (`fuseraft`), the orchestration bridge (`fuseraft-bridge`) or the daemon (`fuseraft-serve`). */
+  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve';
   /** Every field of the `approval_request` line except `type`, as fuseraft sent it (untrusted). */
   fields: JsonObject;
 }
