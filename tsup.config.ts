@@ -8,6 +8,8 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'agent/index': 'src/agent/index.ts',
     'child/index': 'src/child/index.ts',
+    'queue/index': 'src/queue/index.ts',
+    'queue/run-host-thread': 'src/queue/run-host-thread.ts',
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
     'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { parseControlLine } from '../src/cli/control-line.js';
 import { parseDuration } from '../src/cli/duration.js';
+import { sharedRunOptions } from '../src/cli/run-options.js';
+import { UsageError } from '../src/cli/usage-error.js';
 import { LineSplitter } from '../src/text/line-splitter.js';
 import { CLI, hasScript, ROOT, runCli } from './helpers/cli-run.js';
 
@@ -79,7 +81,7 @@ describe('parseCommandLine', () => {
   it('maps every run option', () => {
     const parsed = parseCommandLine([
       '--task', 't', '--output', 'events', '--controls', 'ctl', '--run-id', 'r1', '--cwd', '/tmp', '--timeout', '10m',
-      '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--keep-alive', '--state-dir', '/tmp',
+      '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--stall-timeout', '2m', '--keep-alive', '--state-dir', '/tmp',
       '--keep-files', '--env', 'A=1', '--env', 'B=x=y', '--env', 'EMPTY=', '-q', '--protocol', 'fuseraft', '--approve', 'always-known',
       '--', 'fen', '--presenter', 'rpc',
     ]);
@@ -87,10 +89,29 @@ describe('parseCommandLine', () => {
       kind: 'run',
       options: {
         command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
-        cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, keepAlive: true,
+        cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, stallTimeoutMs: 120_000, keepAlive: true,
         stateDir: '/tmp', keepFiles: true, env: { A: '1', B: 'x=y', EMPTY: '' }, quiet: true,
         protocol: 'fuseraft', approve: 'always-known',
       },
+    });
+  });
+
+  it('--stall-timeout must be a positive duration; --approve ask cannot serve a batch', () => {
+    for (const argv of [
+      ['--task', 't', '--stall-timeout', '0', '--', 'x'],
+      ['--task', 't', '--stall-timeout', '-5', '--', 'x'],
+      ['--task', 't', '--stall-timeout', 'soon', '--', 'x'],
+      ['--tasks', 'f', '--protocol', 'fuseraft', '--approve', 'ask', '--', 'x'],
+    ]) {
+      expect(() => parseCommandLine(argv), argv.join(' ')).toThrow(UsageError);
+    }
+  });
+
+  it('sharedRunOptions: the options every run of the command gets, the protocol and timers included', () => {
+    const parsed = parseCommandLine(['--tasks', 'f', '--protocol', 'hep', '--cwd', '/tmp', '--stall-timeout', '3s', '--grace', '1s', '--', 'fa', '-x']);
+    if (parsed.kind !== 'run') throw new Error('not a run');
+    expect(sharedRunOptions(parsed.options)).toEqual({
+      protocol: 'hep', command: 'fa', args: ['-x'], env: {}, keepFiles: false, cwd: '/tmp', stallTimeoutMs: 3000, killGraceMs: 1000,
     });
   });
 

@@ -1,4 +1,7 @@
 // supervise --protocol hep: a HEP child (the fake fa) works like a Fen run: the answer on stdout, exit codes, progress.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeFa } from '../src/testing/index.js';
 import type { FakeFa, FaBuiltinScenarioName } from '../src/testing/index.js';
@@ -54,6 +57,34 @@ describe('supervise --protocol hep', () => {
     expect(lines[0]!.type).toBe('ready');
     expect(lines.map((line) => line.type)).toContain('result');
     expect(lines.at(-1)!.type).toBe('outcome');
+  });
+
+  it('--tasks runs every task line over HEP too (the batch takes --protocol like a single run)', async () => {
+    const fake = fakeFa('echo');
+    fakes.push(fake);
+    const dir = mkdtempSync(join(tmpdir(), 'subvisor-hep-batch-'));
+    try {
+      const tasks = join(dir, 'tasks.jsonl');
+      writeFileSync(tasks, '"first task"\n"second task"\n');
+      const { code, stdout } = await runCli(['--protocol', 'hep', '--tasks', tasks, '--', fake.command, ...fake.args], { env: fake.env });
+      expect(code).toBe(0);
+      const lines = stdout.toString().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.map((line) => line['status'])).toEqual(['done', 'done']);
+      expect(fake.transcripts().map((transcript) => transcript.task).sort()).toEqual(['first task', 'second task']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--stall-timeout cancels a child silent mid-round: exit 130, errorCode stalled', async () => {
+    const fake = fakeFa({ rounds: [{ steps: [{ text: 'thinking it over... ' }, { pause: 60_000 }] }] });
+    fakes.push(fake);
+    const { code, stdout } = await runCli(
+      ['--protocol', 'hep', '--task', 'x', '--stall-timeout', '500ms', '--grace', '1s', '-o', 'json', '--', fake.command, ...fake.args],
+      { env: fake.env },
+    );
+    expect(code).toBe(130);
+    expect(JSON.parse(stdout.toString())).toMatchObject({ status: 'cancelled', errorCode: 'stalled' });
   });
 
   it('rejects an unknown --protocol as a usage error', async () => {

@@ -102,7 +102,9 @@ describe('a queued run', () => {
     expect(run.pid).toBeUndefined();
     expect(await run.taskAck).toBeUndefined();
     expect(await iterated).toEqual([{ type: 'exit', status: 'cancelled', synthetic: true, run: run.id, error: outcome.error }]);
-    await expect(run.cancel()).rejects.toMatchObject({ code: 'run-ended' });
+    await expect(run.cancel()).resolves.toMatchObject({ status: 'unanswered', seq: 0, runEnded: true });
+    await expect(run.close()).resolves.toMatchObject({ status: 'unanswered', seq: 0, runEnded: true });
+    await expect(run.steer('late')).rejects.toMatchObject({ code: 'run-ended' });
     expect(sup.queued).toBe(0);
     await release();
     await sup.onIdle();

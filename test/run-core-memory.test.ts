@@ -127,7 +127,11 @@ describe('the run core over the in-memory driver', () => {
     child.gone();
     await run.outcome;
     await expect(run.prompt('late')).rejects.toBeInstanceOf(ControlRefusedError);
-    await expect(run.cancel()).rejects.toMatchObject({ code: 'run-ended' });
+    for (const ending of [run.cancel(), run.close(), run.finalize('late')]) {
+      await expect(ending).resolves.toEqual({ status: 'unanswered', seq: 0, runEnded: true, reason: expect.stringContaining('has ended') });
+    }
+    await expect(run.steer('late')).rejects.toMatchObject({ code: 'run-ended' });
+    await expect(run.followUp('late')).rejects.toMatchObject({ code: 'run-ended' });
     expect(child.controls).toHaveLength(0);
   });
 

@@ -1,5 +1,5 @@
 // spawnRun matrix, the answer: final-text-path (1 MiB multi-byte, unsafe paths), truncation notes, missing result, usage.
-import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -132,6 +132,9 @@ describe('an unsafe or unreadable final-text-path is neither read nor removed', 
   it('a file larger than maxFinalTextBytes', async () => {
     const big = join(scratch, 'big.txt');
     writeFileSync(big, 'z'.repeat(5000));
+    // Older than the run: not the child's temp file, so kept (a fresh oversize one is removed: hostile-answer-file).
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(big, past, past);
     await expectCutAnswer(big, { maxFinalTextBytes: 1000 });
     expect(readFileSync(big, 'utf8')).toBe('z'.repeat(5000));
   });
@@ -144,14 +147,15 @@ describe('an unsafe or unreadable final-text-path is neither read nor removed', 
     await expectCutAnswer(undefined);
   });
 
-  it('a regular file of ours within the limit is read and removed (control case for the same raw lines)', async () => {
+  it('a regular 0600 file of ours that existed before the run (not the child\'s temp file) is kept', async () => {
     const good = join(scratch, 'good.txt');
     writeFileSync(good, 'the whole answer, ünïcødé', { mode: 0o600 });
-    const s = supervise(resultPointingAt(good), { task: 'go', runId: RUN_ID });
-    const outcome = await s.finish({ status: 'done' });
-    expect(outcome.finalText).toBe('the whole answer, ünïcødé');
-    expect(outcome.truncated).toBe(false);
-    expect(existsSync(good)).toBe(false);
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(good, past, past);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const outcome = await expectCutAnswer(good);
+    expect(outcome.finalTextFileRefusal).toMatchObject({ code: 'older-than-run', removed: false });
+    expect(readFileSync(good, 'utf8')).toBe('the whole answer, ünïcødé');
   });
 });
 

@@ -151,7 +151,8 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expect(fake.transcript().signals.map((signal) => signal.signal)).toEqual(['SIGINT']);
     expect(ofType(events, 'turn-complete').at(-1)?.stopReason).toBe('aborted');
     expectOneExitLast(events);
-    await expect(run.cancel()).rejects.toBeInstanceOf(ControlRefusedError);
+    await expect(run.cancel()).resolves.toMatchObject({ status: 'unanswered', seq: 0, runEnded: true });
+    await expect(run.prompt('late')).rejects.toBeInstanceOf(ControlRefusedError);
   });
 
   it('steer, followUp, finalize, prompt and close resolve rejected with the reason; no signal is sent', async () => {

@@ -207,7 +207,7 @@ describe('finalizing row', () => {
 });
 
 describe('terminal row', () => {
-  it('every control after the run ended is refused locally, no line written', async () => {
+  it('after the run ended, prompt/steer/followUp are refused and cancel/close/finalize resolve runEnded; no line written', async () => {
     const s = supervise({ turns: [{ answer: 'done' }] }, { task: 'one turn' });
     const outcome = await s.run.outcome;
     expect(outcome.status).toBe('done');
@@ -218,8 +218,12 @@ describe('terminal row', () => {
         (ack) => ack,
         (error: unknown) => error,
       );
-      expect(refusal, control).toBeInstanceOf(ControlRefusedError);
-      expect((refusal as ControlRefusedError).code).toBe('run-ended');
+      if (control === 'cancel' || control === 'close' || control === 'finalize') {
+        expect(refusal, control).toMatchObject({ status: 'unanswered', seq: 0, runEnded: true });
+      } else {
+        expect(refusal, control).toBeInstanceOf(ControlRefusedError);
+        expect((refusal as ControlRefusedError).code).toBe('run-ended');
+      }
     }
     expect(s.child.transcript().controls.length).toBe(linesRead);
     await s.finish({ status: 'done', mirror: true });

@@ -33,6 +33,8 @@ export interface CliOptions {
   timeoutMs?: number;
   killGraceMs?: number;
   readyTimeoutMs?: number;
+  /** --stall-timeout: the stall watchdog (RunOptions.stallTimeoutMs). */
+  stallTimeoutMs?: number;
   finalizeGraceMs?: number;
   keepAlive: boolean;
   stateDir?: string;
@@ -58,7 +60,7 @@ export type ParsedCommandLine =
   | { kind: 'version' }
   | { kind: 'run'; options: CliOptions };
 
-const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace'] as const;
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout'] as const;
 
 /**
  * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
@@ -89,6 +91,7 @@ const OPTION_SPEC = {
   grace: { type: 'string' },
   'ready-timeout': { type: 'string' },
   'finalize-grace': { type: 'string' },
+  'stall-timeout': { type: 'string' },
   'keep-alive': { type: 'boolean' },
   'state-dir': { type: 'string' },
   'keep-files': { type: 'boolean' },
@@ -223,6 +226,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (values.approve !== undefined && !protocol.startsWith('fuseraft')) {
     throw new UsageError(`--approve answers fuseraft's approval requests; it needs --protocol fuseraft or fuseraft-bridge.`);
   }
+  if (approve === 'ask' && tasks !== undefined) {
+    throw new UsageError('--approve ask needs one run at a terminal; with --tasks, give --approve never or always-known.');
+  }
   if (approve === 'ask' && controls === '-') {
     throw new UsageError('--approve ask and --controls - would both read standard input; give --controls a file or a named pipe.');
   }
@@ -249,6 +255,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     killGraceMs: duration('grace', values.grace, true),
     readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
     finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
+    stallTimeoutMs: duration('stall-timeout', values['stall-timeout'], false),
     tasks,
     parallel,
   };

@@ -3,6 +3,8 @@ import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { SupervisorClosedError } from '../pool/errors.js';
+import { approveCallbackFor } from './approval-policy.js';
+import { sharedRunOptions } from './run-options.js';
 import { createSupervisor } from '../pool/supervisor.js';
 import type { PoolRun, Supervisor } from '../pool/types.js';
 import type { Outcome, RunOptions } from '../run/types/index.js';
@@ -34,13 +36,9 @@ async function openTasks(path: string, streams: CliStreams): Promise<Readable> {
 }
 
 function poolDefaults(options: CliOptions): Partial<RunOptions> {
-  const defaults: Partial<RunOptions> = { command: options.command, args: options.args, env: options.env, keepFiles: options.keepFiles };
-  if (options.cwd !== undefined) defaults.cwd = options.cwd;
-  if (options.stateDir !== undefined) defaults.stateDir = options.stateDir;
-  if (options.timeoutMs !== undefined) defaults.timeoutMs = options.timeoutMs;
-  if (options.killGraceMs !== undefined) defaults.killGraceMs = options.killGraceMs;
-  if (options.readyTimeoutMs !== undefined) defaults.readyTimeoutMs = options.readyTimeoutMs;
-  if (options.finalizeGraceMs !== undefined) defaults.finalizeGraceMs = options.finalizeGraceMs;
+  const defaults: Partial<RunOptions> = sharedRunOptions(options);
+  // --approve ask is refused with --tasks (args.ts): no terminal can be shared by many runs at once.
+  if (options.protocol.startsWith('fuseraft')) defaults.approve = approveCallbackFor(options.approve, undefined, () => undefined);
   return defaults;
 }
 

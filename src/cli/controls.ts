@@ -86,7 +86,8 @@ export class ControlDispatcher {
       await this.reporting.writer.local({ type: 'supervise-control', line, control: control.type, status: 'refused', reason });
       return;
     }
-    await this.reporting.marks.ack(ack.seq);
+    // An ending control on a run that had already ended wrote no line: there is no ack event to wait for.
+    if (ack.runEnded !== true) await this.reporting.marks.ack(ack.seq);
     const reason = ack.reason === undefined ? '' : `: ${ack.reason}`;
     this.reporting.say(`${this.where(line)}: ${what} ${ack.status} (seq ${ack.seq})${reason}`);
     await this.reporting.writer.local({

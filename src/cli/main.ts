@@ -14,6 +14,7 @@ import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from './output.js';
 import { formatElapsed, Progress, progressModeFor } from './progress.js';
 import { handleSignals } from './signals.js';
+import { sharedRunOptions } from './run-options.js';
 import { readTask } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { tokensOf } from './usage-tokens.js';
@@ -44,23 +45,13 @@ function requireDirectory(option: string, path: string | undefined): void {
 
 function runOptionsFrom(options: CliOptions, task: string): RunOptions {
   const runOptions: RunOptions = {
-    protocol: options.protocol,
-    command: options.command,
-    args: options.args,
+    ...sharedRunOptions(options),
     task,
-    env: options.env,
     keepAlive: options.keepAlive,
-    keepFiles: options.keepFiles,
     // supervise owns SIGINT/SIGTERM: first = cancel with the normal backstop, second = kill now.
     handleParentSignals: false,
   };
   if (options.runId !== undefined) runOptions.runId = options.runId;
-  if (options.cwd !== undefined) runOptions.cwd = options.cwd;
-  if (options.stateDir !== undefined) runOptions.stateDir = options.stateDir;
-  if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
-  if (options.killGraceMs !== undefined) runOptions.killGraceMs = options.killGraceMs;
-  if (options.readyTimeoutMs !== undefined) runOptions.readyTimeoutMs = options.readyTimeoutMs;
-  if (options.finalizeGraceMs !== undefined) runOptions.finalizeGraceMs = options.finalizeGraceMs;
   return runOptions;
 }
 

@@ -1,6 +1,7 @@
 // A pool's Run handle: queued until a slot is free, then a relay over the run spawnRun started.
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { AbortLink } from '../run/abort-link.js';
+import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { EventFanout } from '../run/event-fanout.js';
@@ -272,6 +273,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
   /* ---------------------------------------------------------------------------------------------- */
 
   #refuse(control: WireControlType): Promise<Ack> {
+    if (this.#ended && isEndingControl(control)) return Promise.resolve(runEndedAck(control, `run ${this.id} has ended`));
     if (this.#ended) {
       return Promise.reject(new ControlRefusedError('run-ended', control, `cannot send ${control}: run ${this.id} has ended`));
     }

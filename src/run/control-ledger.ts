@@ -17,14 +17,17 @@ export interface ControlLedgerEvents {
 }
 
 /**
- * Bookkeeping of written controls. `unacked` feeds the state mirror (it needs the type of the control
- * an ack names) and is independent of the promises: a control whose promise timed out is still
- * mirrored when its late ack comes. Settling is deferred by the caller (`after` lists) so that a
+ * Bookkeeping of written controls. `take` feeds the state mirror (it needs the type of the control an
+ * ack names), so a control whose promise timed out is still mirrored when its late ack comes (the
+ * child did act on it). For everything else such a control is unanswered: it no longer counts in
+ * `unacked`, which holds back the automatic close. Settling is deferred by the caller (`after` lists) so that a
  * control's promise resumes only after the event that answered it was published.
  */
 export class ControlLedger {
   /** Controls written and not yet acknowledged, by seq. */
   readonly #unacked = new Map<number, WireControlType>();
+  /** Of those, the ones whose `ackTimeoutMs` ran out: kept only to mirror a late ack. */
+  readonly #timedOut = new Set<number>();
   /** Control promises waiting for their ack, by seq. */
   readonly #waiters = new Map<number, Waiter>();
   /** Accepted steers/follow-ups waiting for injection, by seq. */
@@ -37,7 +40,7 @@ export class ControlLedger {
 
   /** Controls written and not answered yet. */
   get unacked(): number {
-    return this.#unacked.size;
+    return this.#unacked.size - this.#timedOut.size;
   }
 
   /** Accepted steers/follow-ups neither injected nor dropped yet. */
@@ -62,6 +65,7 @@ export class ControlLedger {
       if (timeoutMs !== undefined) {
         waiter.timer = setTimeout(() => {
           this.#waiters.delete(seq);
+          if (this.#unacked.has(seq)) this.#timedOut.add(seq);
           this.#settle(waiter, { status: 'unanswered', reason: `no answer within ${timeoutMs} ms`, seq });
         }, timeoutMs);
         waiter.timer.unref();
@@ -77,6 +81,7 @@ export class ControlLedger {
   take(ref: number): WireControlType | undefined {
     const type = this.#unacked.get(ref);
     if (type !== undefined) this.#unacked.delete(ref);
+    this.#timedOut.delete(ref);
     return type;
   }
 
@@ -120,6 +125,7 @@ export class ControlLedger {
     }
     this.#waiters.clear();
     this.#unacked.clear();
+    this.#timedOut.clear();
     for (const seq of [...this.#deliveries.keys()]) this.deliver(seq, 'dropped', after);
     for (const settle of after) settle();
   }

@@ -120,6 +120,8 @@ export interface DriverSink {
 /** What a driver receives when it is created. */
 export interface DriverContext {
   readonly runId: string;
+  /** Wall time (`Date.now()`) the run started: files the child makes are no older. */
+  readonly startedAt: number;
   /** The run's options after defaults and validation (the task included). */
   readonly options: ResolvedRunOptions;
   readonly sink: DriverSink;

@@ -7,7 +7,8 @@ export type ControlRefusalCode = 'empty-text' | 'too-large' | 'invalid' | 'run-e
 /**
  * Rejection of a control method that subvisor refused without writing a line: empty steer/follow-up
  * text (`empty-text`), a control line of 65536 bytes or more (`too-large`), a control the codec cannot
- * encode (`invalid`), any control after the run ended (`run-ended`), or a control other than `cancel`
+ * encode (`invalid`), `prompt`/`steer`/`followUp` after the run ended or while it is ending (`run-ended`:
+ * `cancel`, `close` and `finalize` resolve an Ack with `runEnded: true` instead), or a control other than `cancel`
  * sent to a pooled run that is still queued and has no child yet (`queued`).
  */
 export class ControlRefusedError extends Error {

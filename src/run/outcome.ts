@@ -1,13 +1,15 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
 import type { JsonObject } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
+import type { FinalTextFileRefusal, Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
 
 /** The answer part of an outcome, as a driver obtained it. */
 export interface Answer {
   finalText?: string;
   truncated: boolean;
   truncationNote?: string;
+  /** The answer file the driver refused to read (Fen's `final-text-path`). */
+  fileRefusal?: FinalTextFileRefusal;
 }
 
 /** How the child itself said the run ended (Fen's `exit` event, HEP's exit code...). */
@@ -56,7 +58,7 @@ export interface VerdictInputs {
  * child's own `exit`: its status stands (a child that finished `done` while being cancelled did
  * finish), and a non-done status takes the parent's error code when the parent asked for exactly
  * that; a child that says `cancelled` after the parent cancelled it for another reason (a deadline,
- * a stall) ended for that reason. Without an `exit` event the parent's reason stands, or else the
+ * a ready timeout) ended for that reason. Without an `exit` event the parent's reason stands, or else the
  * crash is reported.
  */
 export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
@@ -74,8 +76,8 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
   if (childExit !== undefined) {
     const status = childExit.status;
     if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };
-    // A child that obeyed the cancel the parent sent for its own reason (a deadline, a stall) ended for
-    // that reason: the parent's verdict is how the run ended (HEP has no deadline of its own to report).
+    // A child that obeyed the cancel the parent sent for its own reason (a deadline, a ready timeout)
+    // ended for that reason: the parent's verdict is how the run ended (HEP has no deadline of its own).
     if (status === 'cancelled' && parentVerdict !== undefined && parentVerdict.status !== 'cancelled') {
       return { ...parentVerdict, fromChild: false };
     }
@@ -133,6 +135,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
     if (answer.finalText !== undefined) outcome.finalText = answer.finalText;
     outcome.truncated = answer.truncated;
     if (answer.truncationNote !== undefined) outcome.truncationNote = answer.truncationNote;
+    if (answer.fileRefusal !== undefined) outcome.finalTextFileRefusal = answer.fileRefusal;
   } else if (verdict.status === 'done') {
     outcome.truncated = true;
     outcome.truncationNote = 'the child exited done without sending a result';

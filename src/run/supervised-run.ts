@@ -6,6 +6,7 @@ import { ControlLedger } from './control-ledger.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from './driver.js';
 import { ControlRefusedError } from './errors.js';
+import { isEndingControl, runEndedAck } from './ended-ack.js';
 import { EventFanout } from './event-fanout.js';
 import { TextAssembler } from './text-stream.js';
 import { StateMirror } from './mirror.js';
@@ -95,7 +96,11 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     this.#command = options.command;
     this.#mirror = new StateMirror((state, previous) => this.emit('state', state, previous));
     this.#ledger = new ControlLedger({
-      ack: (ack, type, origin) => this.emit('ack', ack, type, origin),
+      ack: (ack, type, origin) => {
+        this.emit('ack', ack, type, origin);
+        // An ack that timed out no longer holds back the automatic close.
+        if (ack.status === 'unanswered') queueMicrotask(() => this.#maybeClose());
+      },
       delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
     });
     this.#fanout = new EventFanout(options.retainEvents, options.highWaterMark, () => {
@@ -106,6 +111,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     this.#watchdog = new StallWatchdog(options.stallTimeoutMs, (silentMs) => this.#onStall(silentMs));
     this.#driver = protocol.create({
       runId: options.runId,
+      startedAt: this.#startedAt,
       options,
       sink: this.#sink(),
       shouldPause: () => this.#shouldPauseReading(),
@@ -301,6 +307,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #control(control: Control): Promise<Ack> {
     const type = control.type;
     if (!this.#controlsOpen) {
+      if (isEndingControl(type)) return Promise.resolve(runEndedAck(type, `run ${this.id} has ended or is ending`));
       return Promise.reject(
         new ControlRefusedError('run-ended', type, `cannot send ${type}: run ${this.id} has ended or is ending`),
       );
@@ -316,6 +323,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     }
     if (sent.kind === 'broken') {
       this.#onChannelBroken(sent.reason);
+      if (isEndingControl(type)) return Promise.resolve(runEndedAck(type, sent.reason));
       return Promise.reject(new ControlRefusedError('run-ended', type, `cannot send ${type}: ${sent.reason}`));
     }
     const ack = this.#ledger.awaitAck(sent.ref, type, 'caller', this.#options.ackTimeoutMs);

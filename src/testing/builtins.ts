@@ -12,6 +12,7 @@ export const DEMO_README_SECTIONS: readonly string[] = [
   'The SDK',
   'The CLI',
   'The test kit',
+  'Reliability',
   'Examples',
   'Documentation',
   'Development',

@@ -1,18 +1,34 @@
-// Fen's answer: the result's inline text, or the untrusted final-text-path file it names.
+// Fen's answer: the result's inline text, or the untrusted final-text-path file it names (checked, read bounded, removed).
 import { constants } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { lstat, open, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { Answer } from '../../run/outcome.js';
+import type { FinalTextFileRefusal, FinalTextRefusalCode } from '../../run/types/index.js';
 import type { ResultEvent } from '../../wire/index.js';
 
 /**
- * Reads the answer of a `result` event. `final-text` is the answer unless `final-text-path` names a
- * file: then that file is read and removed, but only when it is a regular file (lstat: no symlink),
- * owned by the current user and at most `maxBytes` long; it is opened with O_NOFOLLOW and checked
- * again on the open fd (same inode, still a regular file of an acceptable size), so it cannot be
- * swapped in between. Otherwise the file is neither read nor removed and the cut inline text is kept
- * with a note. Never throws.
+ * File timestamps come from the kernel's coarse clock (one tick, a few ms, behind `Date.now()`): a file
+ * the child made right at the start may carry a time this much before the recorded run start.
  */
-export async function readAnswer(result: ResultEvent, maxBytes: number): Promise<Answer> {
+const CLOCK_SLACK_MS = 50;
+const READ_CHUNK_BYTES = 64 * 1024;
+
+/** The limits a `final-text-path` file must meet. */
+export interface AnswerFileRules {
+  /** Largest file read (`maxFinalTextBytes`). */
+  maxBytes: number;
+  /** Wall time (ms) the run started: a file changed before it is not the child's. */
+  runStartedAt: number;
+}
+
+/**
+ * Reads the answer of a `result` event. `final-text` is the answer unless `final-text-path` names a
+ * file: that file is the answer only when it is the child's private temp file (see
+ * {@link readAnswerFile}); otherwise the cut inline text is kept, `truncated`, with a note and a typed
+ * `fileRefusal`. Never throws.
+ */
+export async function readAnswer(result: ResultEvent, rules: AnswerFileRules): Promise<Answer> {
   const inline = result['final-text'];
   const path = result['final-text-path'];
   const cut = result['truncated?'] === true;
@@ -24,64 +40,118 @@ export async function readAnswer(result: ResultEvent, maxBytes: number): Promise
       truncationNote: 'the child cut the answer to fit one line and wrote no file with the whole text',
     };
   }
-  const read = await readAnswerFile(path, maxBytes);
+  const read = await readAnswerFile(path, rules);
   if (read.ok) return { finalText: read.text, truncated: false };
   return {
     ...(inline === undefined ? {} : { finalText: inline }),
     truncated: true,
-    truncationNote: `the whole answer in ${JSON.stringify(path)} was not read: ${read.reason}; ${
+    truncationNote: `the whole answer in ${JSON.stringify(path)} was not read: ${read.refusal.reason}; ${
       inline === undefined ? 'no inline text was sent' : 'only the cut inline text is kept'
     }`,
+    fileRefusal: read.refusal,
   };
 }
 
-type FileRead = { ok: true; text: string } | { ok: false; reason: string };
+type FileRead = { ok: true; text: string } | { ok: false; refusal: FinalTextFileRefusal };
 
-async function readAnswerFile(path: string, maxBytes: number): Promise<FileRead> {
-  let link;
+/**
+ * The file is read only when all of these hold (lstat first, then again on the descriptor opened with
+ * O_NOFOLLOW, so a swap in between is seen): a regular file, owned by our uid, exactly one link (a hard
+ * link to a file of ours elsewhere has two), not writable by group or others, its mtime and ctime no
+ * earlier than the run's start, and at most `maxBytes` long. It is read through the descriptor until
+ * end of file (never trusting `st_size`, which is 0 for /proc files), at most `maxBytes` + 1 bytes.
+ * A refused file is neither read nor removed, except one that passes every ownership check but is too
+ * large: that is the child's temp file, removed as the spec says the parent does.
+ */
+async function readAnswerFile(path: string, rules: AnswerFileRules): Promise<FileRead> {
+  const refuse = (code: FinalTextRefusalCode, reason: string, removed = false): FileRead => ({
+    ok: false,
+    refusal: { code, reason, path, removed },
+  });
+  let link: Stats;
   try {
     link = await lstat(path);
   } catch (error) {
-    return { ok: false, reason: `it cannot be examined (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+    return refuse('unreadable', `it cannot be examined (${errorCode(error)})`);
   }
-  if (link.isSymbolicLink()) return { ok: false, reason: 'it is a symbolic link' };
-  if (!link.isFile()) return { ok: false, reason: 'it is not a regular file' };
-  const uid = process.getuid?.();
-  if (uid !== undefined && link.uid !== uid) return { ok: false, reason: `it is owned by uid ${link.uid}, not ${uid}` };
-  if (link.size > maxBytes) return { ok: false, reason: `it is ${link.size} bytes, more than the ${maxBytes}-byte limit` };
-  let handle;
+  const foreign = ownershipProblem(link, rules);
+  if (foreign !== undefined) return refuse(foreign.code, foreign.reason);
+  if (link.size > rules.maxBytes) {
+    const removed = await removeIfSame(path, link);
+    return refuse('too-large', `it is ${link.size} bytes, more than the ${rules.maxBytes}-byte limit`, removed);
+  }
+  let handle: FileHandle | undefined;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    return { ok: false, reason: `it cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+    return refuse('unreadable', `it cannot be opened (${errorCode(error)})`);
   }
   try {
     const stat = await handle.stat();
-    if (stat.ino !== link.ino || stat.dev !== link.dev || !stat.isFile()) {
-      return { ok: false, reason: 'it was replaced while being checked' };
-    }
-    if (stat.size > maxBytes) return { ok: false, reason: `it grew past the ${maxBytes}-byte limit` };
-    // Read at most one byte past the limit: a file still growing cannot make us hold more.
-    const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > maxBytes) return { ok: false, reason: `it grew past the ${maxBytes}-byte limit` };
-    const text = new TextDecoder('utf-8').decode(buffer.subarray(0, length));
+    if (stat.ino !== link.ino || stat.dev !== link.dev) return refuse('replaced', 'it was replaced while being checked');
+    const changed = ownershipProblem(stat, rules);
+    if (changed !== undefined) return refuse(changed.code, `${changed.reason} (seen on the opened file)`);
+    const text = await readBounded(handle, rules.maxBytes);
     await handle.close();
     handle = undefined;
-    try {
-      await unlink(path);
-    } catch {
-      // Read whole; a file we could not remove is the child's temp dir's problem, not the answer's.
+    if (text === undefined) {
+      const removed = await removeIfSame(path, link);
+      return refuse('too-large', `it grew past the ${rules.maxBytes}-byte limit`, removed);
     }
+    await removeIfSame(path, link);
     return { ok: true, text };
   } catch (error) {
-    return { ok: false, reason: `reading it failed (${(error as Error).message})` };
+    return refuse('unreadable', `reading it failed (${(error as Error).message})`);
   } finally {
     await handle?.close().catch(() => undefined);
   }
+}
+
+/** The first ownership rule `stat` breaks, or undefined when it is the child's private temp file. */
+function ownershipProblem(stat: Stats, rules: AnswerFileRules): { code: FinalTextRefusalCode; reason: string } | undefined {
+  if (stat.isSymbolicLink()) return { code: 'not-regular', reason: 'it is a symbolic link' };
+  if (!stat.isFile()) return { code: 'not-regular', reason: 'it is not a regular file' };
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return { code: 'foreign-owner', reason: `it is owned by uid ${stat.uid}, not ${uid}` };
+  if (stat.nlink !== 1) return { code: 'hard-linked', reason: `it has ${stat.nlink} links, not 1` };
+  if ((stat.mode & 0o022) !== 0) {
+    return { code: 'shared-writable', reason: `its mode ${(stat.mode & 0o777).toString(8)} lets group or others write it` };
+  }
+  const since = rules.runStartedAt - CLOCK_SLACK_MS;
+  const changedAt = Math.min(stat.mtimeMs, stat.ctimeMs);
+  if (changedAt < since) {
+    return { code: 'older-than-run', reason: `it was last changed ${Math.round(since - changedAt)} ms before the run started` };
+  }
+  return undefined;
+}
+
+/** Reads to end of file; undefined when there is more than `maxBytes` (never holds more than `maxBytes` + one chunk). */
+async function readBounded(handle: FileHandle, maxBytes: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, maxBytes + 1 - total));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+    if (bytesRead === 0) break;
+    chunks.push(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > maxBytes) return undefined;
+  }
+  return new TextDecoder('utf-8').decode(Buffer.concat(chunks, total));
+}
+
+/** Removes `path` if it still names the file that was checked; whether it was removed. */
+async function removeIfSame(path: string, checked: Stats): Promise<boolean> {
+  try {
+    const now = await lstat(path);
+    if (now.ino !== checked.ino || now.dev !== checked.dev) return false;
+    await unlink(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
 }

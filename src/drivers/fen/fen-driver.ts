@@ -154,7 +154,10 @@ export class FenDriver implements Driver {
           sink.result({
             stopReason: event['stop-reason'],
             usage: event.usage,
-            answer: readAnswer(event, this.#context.options.maxFinalTextBytes),
+            answer: readAnswer(event, {
+              maxBytes: this.#context.options.maxFinalTextBytes,
+              runStartedAt: this.#context.startedAt,
+            }),
           });
         }
         break;

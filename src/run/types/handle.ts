@@ -19,14 +19,21 @@ export type Delivery = 'injected' | 'dropped';
  * - `accepted`: legal in the current state; the child acted on it.
  * - `applied`: the run was already doing that (a repeated finalize, close while closing/finalizing).
  * - `rejected`: illegal in the state, or invalid; `reason` says why.
- * - `unanswered`: the run ended, or `ackTimeoutMs` passed, before the child answered.
+ * - `unanswered`: the run ended, or `ackTimeoutMs` passed, before the child answered; or (with
+ *   `runEnded: true`) a `cancel`, `close` or `finalize` was called once the run had ended or was
+ *   ending, so nothing was sent.
  */
 export interface Ack {
   status: 'accepted' | 'applied' | 'rejected' | 'unanswered';
   /** The child's reason (rejections), or subvisor's (unanswered). */
   reason?: string;
-  /** The seq of the control line this ack answers. */
+  /** The seq of the control line this ack answers; 0 when no line was written (`runEnded`). */
   seq: number;
+  /**
+   * Set (with `status: 'unanswered'`, `seq: 0`) when `cancel()`, `close()` or `finalize()` was called on a
+   * run that had already ended or was ending: nothing was written, the run ends (or ended) anyway.
+   */
+  runEnded?: true;
   /**
    * Only on an accepted `steer` or `follow-up` (including one that started a turn from `ready`):
    * resolves `injected` when the child's `steering-injected`/`follow-up-injected` event names this seq
@@ -111,21 +118,39 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    * ends first). `undefined` when no task was written. Never rejects.
    */
   readonly taskAck: Promise<Ack | undefined>;
-  /** Sends `prompt {text}` (legal in `ready`). */
+  /**
+   * Sends `prompt {text}` (legal in `ready`). Rejects with `ControlRefusedError` when subvisor refuses
+   * it locally: `too-large`, `invalid`, or `run-ended` once the run has ended or is ending.
+   */
   prompt(text: string): Promise<Ack>;
-  /** Sends `steer {text}`; text must not be empty. An accepted ack carries `delivery`. */
+  /**
+   * Sends `steer {text}`; an accepted ack carries `delivery`. Rejects with `ControlRefusedError`:
+   * `empty-text`, `too-large`, `invalid`, or `run-ended` once the run has ended or is ending.
+   */
   steer(text: string): Promise<Ack>;
-  /** Sends `follow-up {text}`; text must not be empty. An accepted ack carries `delivery`. */
+  /**
+   * Sends `follow-up {text}`; an accepted ack carries `delivery`. Rejects with `ControlRefusedError`:
+   * `empty-text`, `too-large`, `invalid`, or `run-ended` once the run has ended or is ending.
+   */
   followUp(text: string): Promise<Ack>;
-  /** Sends `finalize {note?}`. If the run has not ended `finalizeGraceMs` after acceptance, subvisor cancels it. */
+  /**
+   * Sends `finalize {note?}`. If the run has not ended `finalizeGraceMs` after acceptance, subvisor
+   * cancels it. On a run that has ended or is ending it resolves `{ status: 'unanswered', seq: 0,
+   * runEnded: true }` and writes nothing; it rejects only for a note the wire cannot carry (`too-large`).
+   */
   finalize(note?: string): Promise<Ack>;
   /**
    * Sends `cancel {}` and starts the kill ladder right away: the grace counts from this call, not from
    * the ack, so a child that never answers (or is still `starting` and slower than `killGraceMs` to get
-   * ready) is killed all the same. Later controls are refused (`run-ended`).
+   * ready) is killed all the same. Never rejects: on a run that has ended or is ending (a second
+   * cancel, the child already exited) it resolves `{ status: 'unanswered', seq: 0, runEnded: true }`,
+   * so `setTimeout(() => run.cancel(), limit)` is safe whenever the run finishes.
    */
   cancel(): Promise<Ack>;
-  /** Sends `close {}`: exit cleanly after the current turn. */
+  /**
+   * Sends `close {}`: exit cleanly after the current turn. Never rejects: on a run that has ended or
+   * is ending it resolves `{ status: 'unanswered', seq: 0, runEnded: true }`.
+   */
   close(): Promise<Ack>;
   /**
    * Ends the run now: sends `cancel` (when the run is still live), starts the kill ladder and resolves

@@ -24,6 +24,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `no-pong`: the daemon did not answer a liveness probe within `pongTimeoutMs`.
  * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
  * - `unknown-session`: `connectRun({ resume })` named a session or task the daemon does not have for this client.
+ * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
+ *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -45,7 +47,40 @@ export type OutcomeErrorCode =
   | 'connection-lost'
   | 'no-pong'
   | 'read-only'
-  | 'unknown-session';
+  | 'unknown-session'
+  | 'worker-lost';
+
+/**
+ * Why a `final-text-path` file was not taken as the answer (see {@link FinalTextFileRefusal}).
+ * - `unreadable`: it cannot be examined, opened or read (ENOENT, EACCES, EIO...).
+ * - `not-regular`: a symbolic link, a directory, a FIFO, a device...
+ * - `foreign-owner`: owned by another user than the parent's.
+ * - `hard-linked`: it has more than one link (e.g. a hard link to a file of the parent's).
+ * - `shared-writable`: group or others may write it.
+ * - `older-than-run`: its mtime or ctime is before the run started (an existing file, not the child's temp file).
+ * - `replaced`: the path named another file when it was opened than when it was checked.
+ * - `too-large`: over `maxFinalTextBytes` (this one alone passed the ownership checks, so it was removed).
+ */
+export type FinalTextRefusalCode =
+  | 'unreadable'
+  | 'not-regular'
+  | 'foreign-owner'
+  | 'hard-linked'
+  | 'shared-writable'
+  | 'older-than-run'
+  | 'replaced'
+  | 'too-large';
+
+/** A `final-text-path` file subvisor did not take as the answer, and why. */
+export interface FinalTextFileRefusal {
+  code: FinalTextRefusalCode;
+  /** The reason in words (also in `truncationNote`). */
+  reason: string;
+  /** The path as the child named it (untrusted). */
+  path: string;
+  /** Whether subvisor removed it: only a `too-large` file that passed every ownership check. */
+  removed: boolean;
+}
 
 /** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
 export interface Outcome {
@@ -57,6 +92,11 @@ export interface Outcome {
   truncated: boolean;
   /** Why the answer is incomplete or missing. */
   truncationNote?: string;
+  /**
+   * Set when the child named a `final-text-path` file that was not read (the answer is then the cut
+   * inline text, `truncated: true`): which check it failed and whether it was removed.
+   */
+  finalTextFileRefusal?: FinalTextFileRefusal;
   /** The result's stop reason. */
   stopReason?: string;
   /** Token usage: the result's, or else summed from every `turn-complete`. */
