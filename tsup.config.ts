@@ -13,6 +13,7 @@ export default defineConfig({
     'testing/fake-child': 'src/testing/fake-child.ts',
     'testing/fake-fa': 'src/testing/fake-fa.ts',
     'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',
+    'testing/fake-mew': 'src/testing/fake-mew.ts',
     'cli/supervise': 'src/cli/supervise.ts',
     'run/reaper': 'src/run/reaper.ts',
   },

@@ -4,6 +4,7 @@ import { fenProtocol } from './fen/fen-driver.js';
 import { hepProtocol } from './hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
 import { fuseraftServeProtocol } from './fuseraft-serve/serve-driver.js';
+import { mewConnectProtocol, mewSpawnProtocol } from './mew/mew-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
@@ -14,6 +15,7 @@ export const PROTOCOLS = {
   hep: hepProtocol,
   fuseraft: fuseraftProtocol,
   'fuseraft-bridge': fuseraftBridgeProtocol,
+  mew: mewSpawnProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */
@@ -30,6 +32,7 @@ export function protocolNamed(name: string): Protocol | undefined {
  */
 export const CONNECT_PROTOCOLS = {
   'fuseraft-serve': fuseraftServeProtocol,
+  mew: mewConnectProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `ConnectOptions.protocol`. */

@@ -1,4 +1,4 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), an in-memory run, scenarios, transcripts, liveness helpers.
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), an in-memory run, scenarios, transcripts, liveness helpers.
 import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
@@ -108,3 +108,9 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
 }
 export { createInMemoryRun } from './in-memory.js';
 export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';
+export { fakeMewDaemon } from './mew/server.js';
+export type { FakeMewDaemonOptions, FakeMewDaemonServer } from './mew/server.js';
+export type { ReceivedMessage as MewReceivedMessage } from './mew/daemon.js';
+export * from './mew/scenario.js';
+export { MEW_BUILTIN_SCENARIOS } from './mew/builtins.js';
+export type { MewBuiltinScenarioName } from './mew/builtins.js';
