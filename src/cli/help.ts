@@ -81,9 +81,14 @@ ${section('Protocol', [
     "hep: Fa's HEP v1 (fa --output events); the task is passed as -p TASK,",
     'one prompt per process: only cancel is accepted among the controls',
     'fuseraft: fuseraft repl --vscode --no-banner (a chat over stdin/stdout)',
-    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended'],
-  ['--approve MODE', "fuseraft's approval requests: never (default) denies all; always-known",
-    'approves the four documented kinds, denies others; ask asks on the',
+    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended',
+    'mew: a session on a mew daemon (WebSocket): --url and no command attaches',
+    'to a running daemon; with a command, supervise starts the daemon first'],
+  ['--url URL', "mew: the daemon's ws://HOST:PORT address"],
+  ['--session-id ID', 'mew: attach to this session instead of creating one'],
+  ['--mew-tag-case CASE', 'mew: snake_case (default, what mew speaks) or PascalCase tags'],
+  ['--approve MODE', "fuseraft's approval and mew's permission requests: never (default)",
+    'denies all; always-known approves the documented kinds, denies others; ask asks on the',
     'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
 ])}
 
@@ -121,6 +126,7 @@ Examples:
   supervise --task 'Say hi' -- subvisor-fake-child demo
   supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
   supervise --protocol hep --task 'Fix the tests' -- fa --output events
+  supervise --protocol mew --url ws://127.0.0.1:7777 --task 'Summarise the README'
 `;
 }
 

@@ -1,6 +1,7 @@
-// Runs supervise end to end: arguments, task, spawnRun, controls, signals, progress, output and the exit code (--tasks: batch.ts).
+// Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts).
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
+import { connectRun } from '../run/connect-run.js';
 import { spawnRun } from '../run/spawn-run.js';
 import type { Outcome, Run, RunEvent, RunOptions } from '../run/types/index.js';
 import { approveCallbackFor } from './approval-policy.js';
@@ -14,7 +15,7 @@ import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from './output.js';
 import { formatElapsed, Progress, progressModeFor } from './progress.js';
 import { handleSignals } from './signals.js';
-import { sharedRunOptions } from './run-options.js';
+import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
 import { readTask } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { tokensOf } from './usage-tokens.js';
@@ -118,17 +119,17 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   // --approve ask needs someone at a terminal: standard input a TTY (the task then came from an option).
   // Like the controls' callbacks, these run only once the run (and the progress below) exist.
   let asker: TerminalAsker | undefined;
-  if (options.protocol.startsWith('fuseraft') && options.approve === 'ask' && streams.stdinIsTTY) {
+  const approves = options.protocol.startsWith('fuseraft') || options.protocol === 'mew';
+  if (approves && options.approve === 'ask' && streams.stdinIsTTY) {
     asker = terminalAsker(streams.stdin, streams.stderr, () => progress.hold());
   }
-  const runOptions = runOptionsFrom(options, task.text);
-  if (options.protocol.startsWith('fuseraft')) {
-    runOptions.approve = approveCallbackFor(options.approve, asker?.ask, (text) => progress.say(text));
-  }
+  const approve = approves ? approveCallbackFor(options.approve, asker?.ask, (text) => progress.say(text)) : undefined;
 
   let run: Run;
   try {
-    run = spawnRun(runOptions);
+    run = options.connect
+      ? connectRun({ ...connectOptionsFrom(options, task.text), ...(approve === undefined ? {} : { approve }) })
+      : spawnRun({ ...runOptionsFrom(options, task.text), ...(approve === undefined ? {} : { approve }) });
   } catch (error) {
     controls?.close();
     throw new UsageError(`cannot start the run: ${(error as Error).message}`);
