@@ -137,7 +137,7 @@ describe('frame mapping', () => {
   });
 
   it('reads usage counts that are present and not null', () => {
-    expect(usageOf({ inputTokens: 10, outputTokens: null, cachedInputTokens: 4, other: 1 })).toEqual({ inputTokens: 10, cachedInputTokens: 4 });
+    expect(usageOf({ inputTokens: 10, outputTokens: null, cachedInputTokens: 4, other: 1 })).toEqual({ inputTokens: 10, cacheReadTokens: 4 });
     expect(usageOf({ inputTokens: null })).toBeUndefined();
   });
 });

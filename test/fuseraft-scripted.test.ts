@@ -110,7 +110,7 @@ describe("protocol 'fuseraft' (repl --vscode)", () => {
       finalText: 'Hello',
       truncated: false,
       turns: 1,
-      usage: { inputTokens: 120, outputTokens: 30, cachedInputTokens: 100 },
+      usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100 },
       exitCode: 0,
       killed: false,
       rejectedLines: 0,
