@@ -4,7 +4,7 @@ import type { Rejection, RejectionCode, WireEvent } from '../wire/index.js';
 import { LineTail } from './line-tail.js';
 
 /** Codes of a rejected event line: the codec's, plus the channel's own failures. */
-export type ReaderRejectionCode = RejectionCode | 'foreign-run' | 'event-file-truncated' | 'read-error';
+export type ReaderRejectionCode = RejectionCode | 'foreign-run' | 'event-file-truncated' | 'event-file-replaced' | 'read-error';
 
 /** A line (or the file) that did not yield an event: a wire rejection or one of the channel's own. Fatal ones stop the reader. */
 export type ReaderRejection = Omit<Rejection, 'code'> & { code: ReaderRejectionCode };
@@ -25,8 +25,8 @@ export interface EventReaderOptions {
 
 /**
  * Decodes the child's event file for run `runId`. Every line ends up as exactly one `event` or one
- * `rejected` call; a version mismatch, an event for another run, a truncated file or a read error is
- * fatal and stops the reader (the protocol has no way to resynchronize).
+ * `rejected` call; a version mismatch, an event for another run, a truncated or replaced file or a read
+ * error is fatal and stops the reader (the protocol has no way to resynchronize).
  */
 export class EventReader {
   readonly #tail: LineTail;
@@ -59,6 +59,7 @@ export class EventReader {
             reason: `event file truncated: its size ${size} is below the read offset ${offset}`,
             fatal: true,
           }),
+        replaced: (reason) => this.#reject({ code: 'event-file-replaced', reason, fatal: true }),
         failed: (error) =>
           this.#reject({ code: 'read-error', reason: `reading the event file failed: ${error.message}`, fatal: true }),
       },

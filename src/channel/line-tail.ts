@@ -1,5 +1,5 @@
 // Tails an append-only file as whole lines: fs.watch wake-ups, a slow safety poll, synchronous bounded reads.
-import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
 
@@ -13,6 +13,11 @@ export interface LineTailHandlers {
   incomplete(bytes: number): void;
   /** The file shrank below the read offset. Fatal: the tail stops. */
   truncated(size: number, offset: number): void;
+  /**
+   * The path no longer names the file being read (renamed over, deleted, deleted and re-created), or the
+   * bytes just before the read offset changed (truncated and written again). Fatal: the tail stops.
+   */
+  replaced(reason: string): void;
   /** Reading failed. Fatal: the tail stops. */
   failed(error: Error): void;
 }
@@ -29,6 +34,11 @@ export interface LineTailOptions {
 
 const NEWLINE = 0x0a;
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * How many of the last bytes read are remembered and compared with the file before each drain: a file
+ * truncated and written again differs there (the last line's seq and payload) unless rewritten identically.
+ */
+const WITNESS_BYTES = 256;
 /** A line of fewer UTF-16 units than this is surely under MAX_LINE_BYTES (at most 3 UTF-8 bytes per unit). */
 const SURELY_SHORT_UNITS = Math.ceil(MAX_LINE_BYTES / 3);
 /** An idle tail's safety poll slows down to this many times its base period. */
@@ -81,6 +91,12 @@ export class LineTail {
   #skipping = false;
   #offset = 0;
   #fd: number | undefined;
+  /** Device and inode of the open file: the path must keep naming it. */
+  #identity: { dev: number; ino: number } | undefined;
+  /** The last bytes read (file offsets `#offset - #witnessLength` to `#offset`), and a buffer to re-read them. */
+  readonly #witness = Buffer.alloc(WITNESS_BYTES);
+  readonly #witnessCheck = Buffer.alloc(WITNESS_BYTES);
+  #witnessLength = 0;
   #watcher: FSWatcher | undefined;
   /** Current safety poll period (backs off while idle) and when the next poll is due. */
   #pollEvery: number;
@@ -111,6 +127,8 @@ export class LineTail {
   /** Opens the file (which must exist), starts the watcher and the poll, and drains once. Throws on open errors. */
   start(): void {
     this.#fd = openSync(this.#path, 'r');
+    const opened = fstatSync(this.#fd);
+    this.#identity = { dev: opened.dev, ino: opened.ino };
     try {
       this.#watcher = watch(this.#path, { persistent: false }, () => this.drain());
       this.#watcher.on('error', () => {
@@ -129,6 +147,8 @@ export class LineTail {
   /** @internal The shared poll timer's tick: drains when this tail's safety poll is due, backing off while idle. */
   pollIfDue(now: number): void {
     if (now < this.#nextPollAt) return;
+    // Also while paused: a swapped file is found within one poll period, not when the consumer catches up.
+    if (!this.#sameFile()) return;
     const before = this.#offset;
     this.drain();
     if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
@@ -217,6 +237,7 @@ export class LineTail {
       this.#handlers.truncated(size, offset);
       return;
     }
+    if (!this.#sameFile()) return;
     for (;;) {
       if (this.#stopped) return;
       if (!ignorePause && this.#shouldPause()) return;
@@ -229,6 +250,7 @@ export class LineTail {
       }
       if (bytes === 0) return;
       this.#offset += bytes;
+      this.#remember(this.#partialLength, bytes);
       if (this.#pollEvery !== this.#pollMs) {
         // Data flows again: back to the base safety poll.
         this.#pollEvery = this.#pollMs;
@@ -311,6 +333,49 @@ export class LineTail {
     }
     if (start > 0 && length > 0) this.#chunk.copyWithin(0, start, end);
     this.#partialLength = length;
+  }
+
+  /**
+   * Whether the path still names the open file and the bytes before the read offset are the ones read.
+   * When not, the tail stops and reports `replaced` (one stat and one small pread per drain).
+   */
+  #sameFile(): boolean {
+    const fd = this.#fd;
+    if (fd === undefined || this.#stopped) return false;
+    let reason: string | undefined;
+    try {
+      const named = statSync(this.#path, { throwIfNoEntry: false });
+      if (named === undefined) reason = 'the event file was removed';
+      else if (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev) {
+        reason = 'the event file was replaced by another file (renamed over, or removed and created again)';
+      } else if (this.#witnessLength > 0) {
+        const length = this.#witnessLength;
+        const read = readSync(fd, this.#witnessCheck, 0, length, this.#offset - length);
+        if (read !== length || this.#witnessCheck.compare(this.#witness, 0, length, 0, length) !== 0) {
+          reason = `the event file was rewritten: the ${length} bytes before offset ${this.#offset} changed (truncated and written again)`;
+        }
+      }
+    } catch (error) {
+      this.#fail(error as Error);
+      return false;
+    }
+    if (reason === undefined) return true;
+    this.close();
+    this.#handlers.replaced(reason);
+    return false;
+  }
+
+  /** Remembers the last bytes of a read (chunk bytes `start` to `start + length`) as the witness of what was read. */
+  #remember(start: number, length: number): void {
+    if (length >= WITNESS_BYTES) {
+      this.#chunk.copy(this.#witness, 0, start + length - WITNESS_BYTES, start + length);
+      this.#witnessLength = WITNESS_BYTES;
+      return;
+    }
+    const keep = Math.min(this.#witnessLength, WITNESS_BYTES - length);
+    this.#witness.copy(this.#witness, 0, this.#witnessLength - keep, this.#witnessLength);
+    this.#chunk.copy(this.#witness, keep, start, start + length);
+    this.#witnessLength = keep + length;
   }
 
   #fail(error: Error): void {

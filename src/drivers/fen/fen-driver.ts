@@ -20,6 +20,7 @@ const PROTOCOL_FAILURE_CODES: Record<string, OutcomeErrorCode> = {
   'version-mismatch': 'version-mismatch',
   'foreign-run': 'foreign-run',
   'event-file-truncated': 'event-file-truncated',
+  'event-file-replaced': 'event-file-replaced',
   'read-error': 'channel-error',
 };
 
