@@ -20,6 +20,14 @@ export interface LineTailHandlers {
   replaced(reason: string): void;
   /** Reading failed. Fatal: the tail stops. */
   failed(error: Error): void;
+  /** After {@link LineTail.end}: the last line was handed on and the tail closed. */
+  ended?(): void;
+}
+
+/** Where a tail stands: the first byte of the next line (or, inside an oversize line, the next byte to skip). */
+export interface TailPosition {
+  offset: number;
+  skipping: boolean;
 }
 
 export interface LineTailOptions {
@@ -30,6 +38,10 @@ export interface LineTailOptions {
   pollMs?: number;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
+  /** Start here instead of at the beginning (a second tail taking over another's place). */
+  from?: TailPosition;
+  /** The file must be this one (device and inode): otherwise `replaced` is reported at start. */
+  identity?: { dev: number; ino: number };
 }
 
 const NEWLINE = 0x0a;
@@ -104,6 +116,8 @@ export class LineTail {
   #draining = false;
   #drainAgain = false;
   #finishAfterDrain = false;
+  /** The writer is gone ({@link end}): no watching; close at end of file. */
+  #ending = false;
   #stopped = false;
 
   constructor(path: string, handlers: LineTailHandlers, options: LineTailOptions = {}) {
@@ -112,6 +126,23 @@ export class LineTail {
     this.#pollMs = options.pollMs ?? 500;
     this.#pollEvery = this.#pollMs;
     this.#shouldPause = options.shouldPause ?? (() => false);
+    if (options.from !== undefined) {
+      this.#offset = options.from.offset;
+      this.#skipping = options.from.skipping;
+    }
+    this.#expectedIdentity = options.identity;
+  }
+
+  readonly #expectedIdentity: { dev: number; ino: number } | undefined;
+
+  /** Where the next line starts (the partial line held is not consumed yet). */
+  get position(): TailPosition {
+    return { offset: this.#offset - this.#partialLength, skipping: this.#skipping };
+  }
+
+  /** Device and inode of the open file (undefined before start). */
+  get identity(): { dev: number; ino: number } | undefined {
+    return this.#identity;
   }
 
   /** Bytes consumed so far (the read offset). */
@@ -129,6 +160,12 @@ export class LineTail {
     this.#fd = openSync(this.#path, 'r');
     const opened = fstatSync(this.#fd);
     this.#identity = { dev: opened.dev, ino: opened.ino };
+    const expected = this.#expectedIdentity;
+    if (expected !== undefined && (expected.dev !== opened.dev || expected.ino !== opened.ino)) {
+      this.close();
+      this.#handlers.replaced('the event file was replaced by another file (renamed over, or removed and created again)');
+      return;
+    }
     try {
       this.#watcher = watch(this.#path, { persistent: false }, () => this.drain());
       this.#watcher.on('error', () => {
@@ -179,6 +216,20 @@ export class LineTail {
     this.close();
   }
 
+  /**
+   * The writer is gone, but the rest is read only as fast as the pause allows: no more watching or
+   * polling; each drain (`drain()`, e.g. when backpressure eases) reads on, and at end of file an
+   * unterminated last line is reported as `incomplete`, the tail closes and `ended` is called.
+   */
+  end(): void {
+    if (this.#stopped || this.#ending) return;
+    this.#ending = true;
+    stopPolling(this);
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    this.drain();
+  }
+
   /** Stops reading and releases the fd, the watcher and the timer. Idempotent. */
   close(): void {
     this.#stopped = true;
@@ -204,13 +255,21 @@ export class LineTail {
       return;
     }
     this.#draining = true;
+    let atEnd = false;
     try {
       do {
         this.#drainAgain = false;
-        this.#readAvailable(ignorePause);
+        atEnd = this.#readAvailable(ignorePause);
       } while (this.#drainAgain && !this.#stopped);
     } finally {
       this.#draining = false;
+    }
+    if (atEnd && this.#ending && !this.#stopped) {
+      const leftover = this.#skipping ? 0 : this.#partialLength;
+      if (leftover > 0) this.#handlers.incomplete(leftover);
+      this.close();
+      this.#handlers.ended?.();
+      return;
     }
     if (this.#finishAfterDrain) {
       this.#finishAfterDrain = false;
@@ -218,37 +277,38 @@ export class LineTail {
     }
   }
 
-  #readAvailable(ignorePause: boolean): void {
+  /** Reads until end of file (true), a pause or a stop (false). */
+  #readAvailable(ignorePause: boolean): boolean {
     const fd = this.#fd;
-    if (fd === undefined) return;
+    if (fd === undefined) return false;
     // Paused: not even an fstat (a slow consumer must not cost a syscall per wake-up).
-    if (!ignorePause && this.#shouldPause()) return;
+    if (!ignorePause && this.#shouldPause()) return false;
     let size: number;
     try {
       size = fstatSync(fd).size;
     } catch (error) {
       this.#fail(error as Error);
-      return;
+      return false;
     }
     if (size < this.#offset) {
       // Reads at the old offset would silently return nothing: the lines in between are lost.
       const offset = this.#offset;
       this.close();
       this.#handlers.truncated(size, offset);
-      return;
+      return false;
     }
-    if (!this.#sameFile()) return;
+    if (!this.#sameFile()) return false;
     for (;;) {
-      if (this.#stopped) return;
-      if (!ignorePause && this.#shouldPause()) return;
+      if (this.#stopped) return false;
+      if (!ignorePause && this.#shouldPause()) return false;
       let bytes: number;
       try {
         bytes = readSync(fd, this.#chunk, this.#partialLength, CHUNK_BYTES, this.#offset);
       } catch (error) {
         this.#fail(error as Error);
-        return;
+        return false;
       }
-      if (bytes === 0) return;
+      if (bytes === 0) return true;
       this.#offset += bytes;
       this.#remember(this.#partialLength, bytes);
       if (this.#pollEvery !== this.#pollMs) {
@@ -344,9 +404,11 @@ export class LineTail {
     if (fd === undefined || this.#stopped) return false;
     let reason: string | undefined;
     try {
-      const named = statSync(this.#path, { throwIfNoEntry: false });
-      if (named === undefined) reason = 'the event file was removed';
-      else if (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev) {
+      // After end() the writer is gone and the file may be removed under the open descriptor (the run
+      // ended, its directory went): only the bytes read so far are checked then.
+      const named = this.#ending ? undefined : statSync(this.#path, { throwIfNoEntry: false });
+      if (named === undefined && !this.#ending) reason = 'the event file was removed';
+      else if (named !== undefined && (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev)) {
         reason = 'the event file was replaced by another file (renamed over, or removed and created again)';
       } else if (this.#witnessLength > 0) {
         const length = this.#witnessLength;

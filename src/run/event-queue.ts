@@ -11,6 +11,9 @@ const COMPACT_AFTER = 1024;
  */
 export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIterable<RunEvent> {
   #items: RunEvent[];
+  /** What each waiting item took on the wire (same indexes as `#items`), and their sum. */
+  #sizes: number[];
+  #bytes = 0;
   #head = 0;
   #ended = false;
   #closed = false;
@@ -21,11 +24,14 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
 
   constructor(
     initial: RunEvent[],
+    initialBytes: number[],
     ended: boolean,
     onTaken: (queue: EventQueue) => void,
     onClosed: (queue: EventQueue) => void,
   ) {
     this.#items = initial;
+    this.#sizes = initialBytes;
+    for (const bytes of initialBytes) this.#bytes += bytes;
     this.#ended = ended;
     this.#onTaken = onTaken;
     this.#onClosed = onClosed;
@@ -36,12 +42,17 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     return this.#items.length - this.#head;
   }
 
+  /** Bytes (on the wire) of the events waiting. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** True while the consumer is still attached (not broken out, not past the end). */
   get active(): boolean {
     return !this.#closed;
   }
 
-  push(event: RunEvent): void {
+  push(event: RunEvent, bytes = 0): void {
     if (this.#closed || this.#ended) return;
     const waiter = this.#waiter;
     if (waiter !== undefined) {
@@ -50,6 +61,8 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       return;
     }
     this.#items.push(event);
+    this.#sizes.push(bytes);
+    this.#bytes += bytes;
   }
 
   /** No more events will come: the consumer finishes after the queued ones. */
@@ -64,13 +77,17 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       const value = items[this.#head]!;
       // Drop the reference at once: a consumed event must not stay alive in the queue.
       (items as Array<RunEvent | undefined>)[this.#head] = undefined;
+      this.#bytes -= this.#sizes[this.#head]!;
       this.#head++;
       if (this.#head === items.length) {
         // Empty again (the common case for a consumer that keeps up): start over.
         this.#items = [];
+        this.#sizes = [];
+        this.#bytes = 0;
         this.#head = 0;
       } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
         this.#items = items.slice(this.#head);
+        this.#sizes = this.#sizes.slice(this.#head);
         this.#head = 0;
       }
       this.#onTaken(this);
@@ -91,6 +108,8 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     if (this.size > 0) {
       const batch = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
       this.#items = [];
+      this.#sizes = [];
+      this.#bytes = 0;
       this.#head = 0;
       this.#onTaken(this);
       if (this.#ended) this.#finish();
@@ -118,6 +137,8 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     if (this.#closed) return;
     this.#closed = true;
     this.#items = [];
+    this.#sizes = [];
+    this.#bytes = 0;
     this.#head = 0;
     const waiter = this.#waiter;
     this.#waiter = undefined;
