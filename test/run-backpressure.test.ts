@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TwoPassReader } from '../src/drivers/fen/two-pass-reader.js';
 import type { TwoPassHandlers } from '../src/drivers/fen/two-pass-reader.js';
-import { bytesOf, EventFanout } from '../src/run/event-fanout.js';
+import { EventFanout } from '../src/run/event-fanout.js';
 import type { RunEvent } from '../src/run/types/index.js';
 
 const delta = (n: number): RunEvent => ({ type: 'assistant-text-delta', seq: n, run: 'r', delta: `d${n}` }) as RunEvent;
@@ -60,12 +60,17 @@ describe('EventFanout: two high-water marks', () => {
     expect(fanout.overHighWater()).toBe(false);
   });
 
-  it('remembers what each published event took, for the stages that re-publish it (the pool)', () => {
-    const fanout = new EventFanout(false, { events: 1, bytes: 1 }, () => undefined);
-    const event = delta(7);
-    fanout.publish(event, 1234);
-    expect(bytesOf(event)).toBe(1234);
-    expect(bytesOf(delta(8))).toBe(0);
+  it('hands each batch on with what its events took, for a stage that re-publishes them (the pool)', async () => {
+    const fanout = new EventFanout(false, { events: 100, bytes: 1e6 }, () => undefined);
+    const queue = fanout.iterator();
+    fanout.publish(delta(1), 1234);
+    fanout.publish(delta(2), 10);
+    const batch = await queue.nextSizedBatch();
+    expect(batch.value).toEqual({ events: [delta(1), delta(2)], bytes: [1234, 10] });
+    const waiting = queue.nextSizedBatch();
+    fanout.publish(delta(3), 77);
+    expect((await waiting).value).toEqual({ events: [delta(3)], bytes: [77] });
+    expect(queue.bytes).toBe(0);
   });
 });
 

@@ -187,7 +187,8 @@ describe('spawnRun core', () => {
   });
 
   it('answers acks the child never gives with unanswered', async () => {
-    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300 });
+    // keepAlive: the task's own ack times out too, and an unanswered control no longer holds back the automatic close.
+    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300, keepAlive: true });
     await nextEvent(run, 'turn-started');
     const ack = await run.steer('are you there?');
     expect(ack).toMatchObject({ status: 'unanswered', seq: 2 });

@@ -4,7 +4,9 @@ import type { AbortLink } from '../run/abort-link.js';
 import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
-import { bytesOf, EventFanout } from '../run/event-fanout.js';
+import { EventFanout } from '../run/event-fanout.js';
+import { sizedBatchesOf } from '../run/supervised-run.js';
+import type { SizedBatches } from '../run/supervised-run.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
 import { TextAssembler } from '../run/text-stream.js';
 import type {
@@ -341,7 +343,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.#pumping = true;
     this.#taps.pumpStarted();
     // Created now, synchronously: it takes what the run retained so far, and nothing is missed.
-    void this.#pump(inner.batches());
+    void this.#pump(sizedBatchesOf(inner));
   }
 
   /**
@@ -351,15 +353,16 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
    * the events still in the file (the run publishes them as they are taken) are relayed as the
    * consumers take them, never all at once.
    */
-  async #pump(batches: AsyncIterableIterator<RunEvent[], undefined>): Promise<void> {
+  async #pump(batches: SizedBatches): Promise<void> {
     try {
       for (;;) {
         const step = await batches.next();
         if (step.done === true) break;
-        for (const event of step.value) {
-          const bytes = bytesOf(event);
-          this.#fanout.publish(event, bytes);
-          this.#taps.publish(this, event, bytes);
+        const { events, bytes } = step.value;
+        for (let index = 0; index < events.length; index++) {
+          const event = events[index]!;
+          this.#fanout.publish(event, bytes[index]);
+          this.#taps.publish(this, event, bytes[index]);
         }
         while (this.#fanout.overHighWater() || this.#taps.overHighWater()) await this.#drained();
       }

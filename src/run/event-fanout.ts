@@ -2,14 +2,6 @@
 import { EventQueue } from './event-queue.js';
 import type { RunEvent } from './types/index.js';
 
-/** What a published event took on the wire (its line or frame), remembered for stages that re-publish it (the pool). */
-const wireBytes = new WeakMap<RunEvent, number>();
-
-/** The bytes `event` took on the wire when it was published (0 when unknown). */
-export function bytesOf(event: RunEvent): number {
-  return wireBytes.get(event) ?? 0;
-}
-
 /** The two high-water marks: events waiting, and the bytes they took on the wire. */
 export interface HighWater {
   events: number;
@@ -45,7 +37,6 @@ export class EventFanout {
 
   /** Publishes `event`, which took `bytes` on the wire (counted against the byte high-water mark). */
   publish(event: RunEvent, bytes = 0): void {
-    if (bytes > 0) wireBytes.set(event, bytes);
     this.#backlog?.push(event);
     this.#backlogBytes?.push(bytes);
     for (const queue of this.#queues) queue.push(event, bytes);

@@ -1,6 +1,12 @@
 // One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
 import type { RunEvent } from './types/index.js';
 
+/** Events taken at once, and what each took on the wire (same indexes). */
+export interface SizedBatch {
+  events: RunEvent[];
+  bytes: number[];
+}
+
 /** Past this many consumed entries the array is compacted, so a long run does not keep its history. */
 const COMPACT_AFTER = 1024;
 
@@ -18,7 +24,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   #ended = false;
   #closed = false;
   /** A consumer waiting in `next()` (one event) or `nextBatch()` (everything available). */
-  #waiter: ((event: RunEvent | undefined) => void) | undefined;
+  #waiter: ((event: RunEvent | undefined, bytes: number) => void) | undefined;
   readonly #onTaken: (queue: EventQueue) => void;
   readonly #onClosed: (queue: EventQueue) => void;
 
@@ -57,7 +63,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
-      waiter(event);
+      waiter(event, bytes);
       return;
     }
     this.#items.push(event);
@@ -104,23 +110,31 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   }
 
   /** Everything waiting now as one array (at least one event), or done. One promise per batch, not per event. */
-  nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+  async nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+    const step = await this.nextSizedBatch();
+    return step.done === true ? step : { value: step.value.events, done: false };
+  }
+
+  /** {@link nextBatch} with what each event took on the wire (for a stage that re-publishes them: the pool). */
+  nextSizedBatch(): Promise<IteratorResult<SizedBatch, undefined>> {
     if (this.size > 0) {
-      const batch = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+      const events = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+      const bytes = this.#head === 0 ? this.#sizes : this.#sizes.slice(this.#head);
       this.#items = [];
       this.#sizes = [];
       this.#bytes = 0;
       this.#head = 0;
       this.#onTaken(this);
       if (this.#ended) this.#finish();
-      return Promise.resolve({ value: batch, done: false });
+      return Promise.resolve({ value: { events, bytes }, done: false });
     }
     if (this.#closed || this.#ended) {
       this.#finish();
       return Promise.resolve({ value: undefined, done: true });
     }
     return new Promise((resolve) => {
-      this.#waiter = (event) => resolve(event === undefined ? { value: undefined, done: true } : { value: [event], done: false });
+      this.#waiter = (event, bytes) =>
+        resolve(event === undefined ? { value: undefined, done: true } : { value: { events: [event], bytes: [bytes] }, done: false });
     });
   }
 
@@ -142,7 +156,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     this.#head = 0;
     const waiter = this.#waiter;
     this.#waiter = undefined;
-    waiter?.(undefined);
+    waiter?.(undefined, 0);
     this.#onClosed(this);
   }
 }

@@ -8,6 +8,7 @@ import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, Turn
 import { ControlRefusedError } from './errors.js';
 import { isEndingControl, runEndedAck } from './ended-ack.js';
 import { EventFanout } from './event-fanout.js';
+import type { SizedBatch } from './event-queue.js';
 import { TextAssembler } from './text-stream.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
@@ -28,6 +29,25 @@ const TREE_MARKER_ENV = 'SUBVISOR_TREE';
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
 
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
+
+/** An iterator of sized batches (see {@link SupervisedRun.sizedBatches}). */
+export interface SizedBatches {
+  next(): Promise<IteratorResult<SizedBatch, undefined>>;
+  return(): Promise<unknown>;
+}
+
+/** The sized batches of any run: a run of this core knows its events' sizes; another counts them as 0. */
+export function sizedBatchesOf(run: Run): SizedBatches {
+  if (run instanceof SupervisedRun) return run.sizedBatches();
+  const batches = run.batches();
+  return {
+    next: async () => {
+      const step = await batches.next();
+      return step.done === true ? step : { value: { events: step.value, bytes: step.value.map(() => 0) }, done: false };
+    },
+    return: () => batches.return?.() ?? Promise.resolve(),
+  };
+}
 
 /** How {@link SupervisedRun.end} makes sure the child goes. */
 interface EndHow {
@@ -226,6 +246,12 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
         return this;
       },
     };
+  }
+
+  /** @internal {@link batches} with what each event took on the wire: for the pool, which re-publishes them under the same byte mark. */
+  sizedBatches(): SizedBatches {
+    const queue = this.#fanout.iterator();
+    return { next: () => queue.nextSizedBatch(), return: () => queue.return() };
   }
 
   /* ---------------------------------------------------------------------------------------------- */
