@@ -91,7 +91,7 @@ describe('parseCommandLine', () => {
         command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
         cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, stallTimeoutMs: 120_000, keepAlive: true,
         stateDir: '/tmp', keepFiles: true, env: { A: '1', B: 'x=y', EMPTY: '' }, quiet: true,
-        protocol: 'fuseraft', approve: 'always-known',
+        protocol: 'fuseraft', approve: 'always-known', connect: false,
       },
     });
   });

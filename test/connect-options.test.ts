@@ -16,6 +16,8 @@ describe('connectRun options', () => {
       token: 't0k',
       clientId: undefined,
       resume: undefined,
+      sessionId: undefined,
+      mewTagCase: 'snake_case',
       ...CONNECT_DEFAULTS,
     });
     expect(resolved.command).toBe('ws://127.0.0.1:9/attach');

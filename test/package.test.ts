@@ -29,6 +29,7 @@ const KEY_EXPORT: Record<string, string> = {
   'subvisor/testing': 'fakeChild',
   'subvisor/agent': 'asAgent',
   'subvisor/child': 'serveAgent',
+  'subvisor/queue': 'createQueueSupervisor',
 };
 
 let scratch: string;

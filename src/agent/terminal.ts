@@ -48,6 +48,7 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'no-pong': { code: 'channel_error', retryable: true },
   'read-only': { code: 'child_failed', retryable: false },
   'unknown-session': { code: 'invalid_input', retryable: false },
+  'worker-lost': { code: 'crashed', retryable: true }, // subvisor/queue: the worker died with the run
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

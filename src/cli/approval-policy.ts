@@ -1,4 +1,4 @@
-// supervise --approve never|always-known|ask: the approve callback of fuseraft runs, and how a request is shown.
+// supervise --approve never|always-known|ask: the approve callback of fuseraft and mew runs, and how a request is shown.
 import type { ApprovalRequest, ApproveCallback } from '../drivers/fuseraft/prompts.js';
 
 export type ApproveMode = 'never' | 'always-known' | 'ask';
@@ -39,7 +39,7 @@ export function approveCallbackFor(mode: ApproveMode, ask: AskLine | undefined, 
 
 /** A few lines describing an approval request for a human. Values are the child's: cut, never interpreted. */
 export function describeRequest(request: ApprovalRequest): string {
-  const lines = [`fuseraft asks for approval: ${request.kind}${request.known ? '' : ' (a kind subvisor does not know)'}`];
+  const lines = [`${request.protocol === 'mew' ? 'mew' : 'fuseraft'} asks for approval: ${request.kind}${request.known ? '' : ' (a kind subvisor does not know)'}`];
   const show = (label: string, value: string | null) => lines.push(`  ${label}: ${value === null ? '(none)' : cut(value)}`);
   if (!request.known) {
     for (const [key, value] of Object.entries(request.fields)) if (key !== 'kind') show(key, JSON.stringify(value));
@@ -63,6 +63,10 @@ export function describeRequest(request: ApprovalRequest): string {
     case 'route_approval':
       show('handoff', `${request.sourceAgent} -> ${request.targetAgent}`);
       show('keyword', request.keyword);
+      break;
+    case 'tool_permission':
+      show('tool', request.toolName);
+      show('input', JSON.stringify(request.input));
       break;
   }
   return lines.join('\n');

@@ -11,12 +11,23 @@ export type OutputMode = 'text' | 'events' | 'json';
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
 /** The child protocols supervise speaks (`--protocol`). */
-export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge'];
+export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge', 'mew'];
+
+/** Protocols of agents that live in a daemon: `--url` (and no command) attaches to one with connectRun. */
+const DAEMON_PROTOCOLS: readonly string[] = ['mew'];
 
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
   /** --protocol NAME (default fen). */
   protocol: ProtocolName;
+  /** --url with no command: attach to a running daemon (connectRun) instead of spawning a child. */
+  connect: boolean;
+  /** --url URL: the daemon's address (mew: with a command, the address the daemon it starts listens on). */
+  url?: string;
+  /** --session-id ID (mew): attach to this session. */
+  sessionId?: string;
+  /** --mew-tag-case snake_case|PascalCase (mew). */
+  mewTagCase?: 'snake_case' | 'PascalCase';
   /** --approve MODE: how fuseraft approval requests are answered (default never). */
   approve: ApproveMode;
   command: string;
@@ -80,6 +91,9 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 
 const OPTION_SPEC = {
   protocol: { type: 'string' },
+  url: { type: 'string' },
+  'session-id': { type: 'string' },
+  'mew-tag-case': { type: 'string' },
   task: { type: 'string' },
   'task-file': { type: 'string' },
   approve: { type: 'string' },
@@ -160,6 +174,32 @@ function parseParallel(text: string): number {
   return value;
 }
 
+/**
+ * The options of a daemon protocol: mew needs `--url` (with no command: attach to a running daemon;
+ * with one: start it, listening there); `--session-id` only when attaching; no child environment or
+ * run directory when attaching, and no batch.
+ */
+function checkDaemonOptions(values: Record<string, unknown>, protocol: string, url: string | undefined, connect: boolean): void {
+  const daemon = DAEMON_PROTOCOLS.includes(protocol);
+  if (!daemon) {
+    const given = (['url', 'session-id', 'mew-tag-case'] as const).find((name) => values[name] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} is for --protocol mew (an agent in a daemon).`);
+    return;
+  }
+  if (url === undefined) {
+    throw new UsageError(`--protocol ${protocol} needs --url ws://HOST:PORT: the daemon's address (add a command after '--' to start the daemon too).`);
+  }
+  const tagCase = values['mew-tag-case'];
+  if (tagCase !== undefined && tagCase !== 'snake_case' && tagCase !== 'PascalCase') {
+    throw new UsageError(`--mew-tag-case "${String(tagCase)}" is not one of snake_case, PascalCase.`);
+  }
+  if (!connect && values['session-id'] !== undefined) throw new UsageError('--session-id attaches to a session of a running daemon: give no command after --.');
+  if (connect) {
+    const spawnOnly = (['env', 'state-dir', 'keep-files', 'tasks'] as const).find((name) => values[name] !== undefined);
+    if (spawnOnly !== undefined) throw new UsageError(`--${spawnOnly} does not apply when attaching to a daemon (--url with no command).`);
+  }
+}
+
 /** Parses argv (without node and the script path). Throws UsageError on any mistake. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (argv.length === 0) return { kind: 'usage' };
@@ -183,8 +223,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       `unexpected argument "${strayPositional.value}" before '--'; the child command goes after '--', as in: supervise --task '...' -- fen --presenter rpc`,
     );
   }
-  const [command, ...args] = positionals;
-  if (command === undefined || command.length === 0) {
+  const [command = '', ...args] = positionals;
+  const url = nonEmpty('url', values.url);
+  const connect = command.length === 0 && url !== undefined;
+  if (command.length === 0 && !connect) {
     throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- fen --presenter rpc`);
   }
 
@@ -212,6 +254,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(PROTOCOL_NAMES as readonly string[]).includes(protocol)) {
     throw new UsageError(`--protocol "${protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}.`);
   }
+  checkDaemonOptions(values, protocol, url, connect);
   const controls = nonEmpty('controls', values.controls);
   if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {
     throw new UsageError(
@@ -223,8 +266,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(APPROVE_MODES as readonly string[]).includes(approve)) {
     throw new UsageError(`--approve "${approve}" is not one of ${APPROVE_MODES.join(', ')}.`);
   }
-  if (values.approve !== undefined && !protocol.startsWith('fuseraft')) {
-    throw new UsageError(`--approve answers fuseraft's approval requests; it needs --protocol fuseraft or fuseraft-bridge.`);
+  if (values.approve !== undefined && !protocol.startsWith('fuseraft') && protocol !== 'mew') {
+    throw new UsageError(`--approve answers fuseraft's approval requests and mew's permission requests; it needs --protocol fuseraft, fuseraft-bridge or mew.`);
   }
   if (approve === 'ask' && tasks !== undefined) {
     throw new UsageError('--approve ask needs one run at a terminal; with --tasks, give --approve never or always-known.');
@@ -235,6 +278,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
 
   const options: CliOptions = {
     protocol: protocol as ProtocolName,
+    connect,
     approve: approve as ApproveMode,
     command,
     args,
@@ -258,6 +302,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     stallTimeoutMs: duration('stall-timeout', values['stall-timeout'], false),
     tasks,
     parallel,
+    url,
+    sessionId: nonEmpty('session-id', values['session-id']),
+    mewTagCase: values['mew-tag-case'] as CliOptions['mewTagCase'],
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(options, { [key]: value });

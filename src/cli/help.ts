@@ -37,6 +37,8 @@ export function helpText(): string {
 Usage:
   supervise [options] -- <child command> [args...]
   supervise --tasks FILE [--parallel N] [run options] -- <child command> [args...]
+  supervise --redis URL --queue NAME --profile NAME [--task TEXT] [queue run options]
+  supervise worker --redis URL --queue NAME --profiles FILE [worker options]
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -76,14 +78,34 @@ ${section('Batch mode', [
   ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
 ])}
 
+${section('On a queue (BullMQ on Redis; see docs/scale-out.md)', [
+  ['--redis URL', 'run the task on a queue worker instead of here: same output, controls,',
+    'signals and exit codes; --task/--task-file, -o, -q, --controls, --run-id,',
+    '--timeout and --keep-alive apply (the command is the profile\'s, on the worker)'],
+  ['--queue NAME', 'the queue the workers take runs from'],
+  ['--profile NAME', 'the profile (defined on the workers) to run'],
+  ['--attempts N', 'starts allowed, counting a worker lost mid-run and a failed attempt (1)'],
+  ['--prefix P', 'Redis key prefix shared with the workers (subvisor)'],
+  ['worker', 'run a worker: --profiles FILE (JSON: {"name": {"command", "args", "env",',
+    '"protocol", "cwd", "limits"}}), --concurrency N (1), --lock-duration D (30s),',
+    '--stalled-interval D (30s), --max-stalled N (10), --shutdown finish|hand-back',
+    '(finish), --shutdown-grace D, --name NAME, --state-dir DIR. First SIGTERM/SIGINT:',
+    'no new runs, running ones finish (or go back); a second one hands them back'],
+])}
+
 ${section('Protocol', [
   ['--protocol NAME', "fen (default): Fen's wire protocol (fen --presenter rpc)",
     "hep: Fa's HEP v1 (fa --output events); the task is passed as -p TASK,",
     'one prompt per process: only cancel is accepted among the controls',
     'fuseraft: fuseraft repl --vscode --no-banner (a chat over stdin/stdout)',
-    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended'],
-  ['--approve MODE', "fuseraft's approval requests: never (default) denies all; always-known",
-    'approves the four documented kinds, denies others; ask asks on the',
+    'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended',
+    'mew: a session on a mew daemon (WebSocket): --url and no command attaches',
+    'to a running daemon; with a command, supervise starts the daemon first'],
+  ['--url URL', "mew: the daemon's ws://HOST:PORT address"],
+  ['--session-id ID', 'mew: attach to this session instead of creating one'],
+  ['--mew-tag-case CASE', 'mew: snake_case (default, what mew speaks) or PascalCase tags'],
+  ['--approve MODE', "fuseraft's approval and mew's permission requests: never (default)",
+    'denies all; always-known approves the documented kinds, denies others; ask asks on the',
     'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
 ])}
 
@@ -121,6 +143,9 @@ Examples:
   supervise --task 'Say hi' -- subvisor-fake-child demo
   supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
   supervise --protocol hep --task 'Fix the tests' -- fa --output events
+  supervise --protocol mew --url ws://127.0.0.1:7777 --task 'Summarise the README'
+  supervise worker --redis redis://10.0.0.5:6379 --queue agents --profiles profiles.json
+  supervise --redis redis://10.0.0.5:6379 --queue agents --profile fen --task 'Fix the tests'
 `;
 }
 

@@ -3,6 +3,8 @@ import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
 import { hepProtocol } from './hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
+import { fuseraftServeProtocol } from './fuseraft-serve/serve-driver.js';
+import { mewConnectProtocol, mewSpawnProtocol } from './mew/mew-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
@@ -13,6 +15,7 @@ export const PROTOCOLS = {
   hep: hepProtocol,
   fuseraft: fuseraftProtocol,
   'fuseraft-bridge': fuseraftBridgeProtocol,
+  mew: mewSpawnProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */
@@ -27,7 +30,10 @@ export function protocolNamed(name: string): Protocol | undefined {
  * The daemon protocols `connectRun` accepts: drivers without a process, on the shared transport of
  * `src/drivers/socket/`. To add one, write its driver and add one line here.
  */
-export const CONNECT_PROTOCOLS = {} as const satisfies Record<string, Protocol>;
+export const CONNECT_PROTOCOLS = {
+  'fuseraft-serve': fuseraftServeProtocol,
+  mew: mewConnectProtocol,
+} as const satisfies Record<string, Protocol>;
 
 /** The values of `ConnectOptions.protocol`. */
 export type ConnectProtocolName = keyof typeof CONNECT_PROTOCOLS;

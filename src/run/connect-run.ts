@@ -4,15 +4,10 @@ import { safeTarget } from '../drivers/socket/connection.js';
 import type { Protocol } from './driver.js';
 import { CONNECT_OPTION_KEYS, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedConnection, ResolvedRunOptions } from './resolved-options.js';
-import { duration, resolveOptions, startRun } from './spawn-run.js';
+import { CONNECT_DEFAULTS, duration, resolveOptions, startRun, tagCase } from './spawn-run.js';
 import type { ConnectOptions, Run, RunOptions } from './types/index.js';
 
-/** Defaults of connectRun's own options. */
-export const CONNECT_DEFAULTS = {
-  pingIntervalMs: 15_000,
-  pongTimeoutMs: 10_000,
-  reconnectGraceMs: 10_000,
-} as const;
+export { CONNECT_DEFAULTS };
 
 /**
  * Attaches to a session or task on a running daemon (`options.protocol`) over a WebSocket or a Unix
@@ -45,7 +40,7 @@ function connectProtocolOf(options: ConnectOptions): Protocol {
 export function resolveConnectOptions(options: ConnectOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('connectRun needs an options object');
   refuseUnknownKeys(options, CONNECT_OPTION_KEYS, 'connectRun');
-  const { protocol, url, socketPath, token, clientId, resume, pingIntervalMs, pongTimeoutMs, reconnectGraceMs, ...shared } = options;
+  const { protocol, url, socketPath, token, clientId, resume, sessionId, mewTagCase, pingIntervalMs, pongTimeoutMs, reconnectGraceMs, ...shared } = options;
   if ((url === undefined) === (socketPath === undefined)) {
     throw new TypeError('connectRun needs exactly one of options.url (a ws:// or wss:// URL) and options.socketPath');
   }
@@ -55,7 +50,7 @@ export function resolveConnectOptions(options: ConnectOptions): ResolvedRunOptio
     refuseNul('socketPath', socketPath);
   }
   if (token !== undefined) checkToken(token);
-  for (const [name, value] of [['clientId', clientId], ['resume', resume]] as const) {
+  for (const [name, value] of [['clientId', clientId], ['resume', resume], ['sessionId', sessionId]] as const) {
     if (value === undefined) continue;
     if (typeof value !== 'string' || value === '') throw new TypeError(`options.${name} must be a non-empty string`);
     refuseNul(name, value);
@@ -69,6 +64,8 @@ export function resolveConnectOptions(options: ConnectOptions): ResolvedRunOptio
     token,
     clientId,
     resume,
+    sessionId,
+    mewTagCase: tagCase(mewTagCase),
     pingIntervalMs: duration('pingIntervalMs', pingIntervalMs ?? CONNECT_DEFAULTS.pingIntervalMs),
     pongTimeoutMs: duration('pongTimeoutMs', pongTimeoutMs ?? CONNECT_DEFAULTS.pongTimeoutMs),
     reconnectGraceMs: duration('reconnectGraceMs', reconnectGraceMs ?? CONNECT_DEFAULTS.reconnectGraceMs),

@@ -30,6 +30,8 @@ const OPTION_KEYS = Object.keys({
   handleParentSignals: true,
   approve: true,
   answerQuestion: true,
+  url: true,
+  mewTagCase: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** Every key of {@link ConnectOptions}, checked the same way. */
@@ -40,6 +42,8 @@ export const CONNECT_OPTION_KEYS = Object.keys({
   token: true,
   clientId: true,
   resume: true,
+  sessionId: true,
+  mewTagCase: true,
   pingIntervalMs: true,
   pongTimeoutMs: true,
   reconnectGraceMs: true,

@@ -43,6 +43,10 @@ export interface ResolvedConnection {
   token: string | undefined;
   clientId: string | undefined;
   resume: string | undefined;
+  /** mew: the session to attach to (`sessionId`, or `resume`). */
+  sessionId: string | undefined;
+  /** mew: how outgoing tags are spelled. */
+  mewTagCase: 'snake_case' | 'PascalCase';
   pingIntervalMs: number;
   pongTimeoutMs: number;
   reconnectGraceMs: number;

@@ -21,6 +21,13 @@ export const RUN_DEFAULTS = {
   outputTailBytes: 64 * 1024,
 } as const;
 
+/** Defaults of connectRun's own options (also those of a daemon spawnRun starts: mew's `url`). */
+export const CONNECT_DEFAULTS = {
+  pingIntervalMs: 15_000,
+  pongTimeoutMs: 10_000,
+  reconnectGraceMs: 10_000,
+} as const;
+
 /**
  * Starts a child agent over its protocol (`options.protocol`, Fen's wire protocol by default) and
  * supervises it until its whole process tree is gone. See {@link RunOptions} and {@link Run}.
@@ -141,8 +148,35 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
-    connection: undefined,
+    connection: spawnedDaemon(options),
   };
+}
+
+/** mew under spawnRun: where the daemon it starts will listen (the URL is checked by the protocol). */
+function spawnedDaemon(options: RunOptions): ResolvedRunOptions['connection'] {
+  const { url, mewTagCase } = options;
+  if (url === undefined && mewTagCase === undefined) return undefined;
+  if (options.protocol !== 'mew') throw new TypeError(`options.${url === undefined ? 'mewTagCase' : 'url'} applies to protocol 'mew' only`);
+  if (url === undefined) throw new TypeError("protocol 'mew' under spawnRun needs options.url: the ws:// address the daemon it starts listens on");
+  if (typeof url !== 'string' || url === '') throw new TypeError('options.url must be a non-empty ws:// URL');
+  refuseNul('url', url);
+  return {
+    url,
+    socketPath: undefined,
+    token: undefined,
+    clientId: undefined,
+    resume: undefined,
+    sessionId: undefined,
+    mewTagCase: tagCase(mewTagCase),
+    ...CONNECT_DEFAULTS,
+  };
+}
+
+/** Checks `mewTagCase` (default `snake_case`). */
+export function tagCase(value: unknown): 'snake_case' | 'PascalCase' {
+  if (value === undefined) return 'snake_case';
+  if (value !== 'snake_case' && value !== 'PascalCase') throw new TypeError("options.mewTagCase must be 'snake_case' or 'PascalCase'");
+  return value;
 }
 
 function callback<T>(name: string, value: T | undefined): T | undefined {

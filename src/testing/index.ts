@@ -1,4 +1,4 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), an in-memory run, scenarios, transcripts, liveness helpers.
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), an in-memory run, scenarios, transcripts, liveness helpers.
 import { builtScript, latestTranscript, prepareFakeProcess, spreadsAsOptions } from './kit.js';
 import { readTranscript } from './transcript.js';
 import type { ChildTranscript } from './transcript.js';
@@ -28,6 +28,9 @@ export * from './fuseraft/scenario.js';
 export type * from './fuseraft/transcript.js';
 export { readFuseraftTranscript } from './fuseraft/transcript.js';
 export { FUSERAFT_BUILTIN_SCENARIOS } from './fuseraft/builtins.js';
+export { fakeFuseraftServe } from './fuseraft-serve/daemon.js';
+export type { FakeFuseraftServe, FakeFuseraftServeOptions, ReceivedMessage } from './fuseraft-serve/daemon.js';
+export * from './fuseraft-serve/scenario.js';
 
 export interface FakeChildOptions {
   /** Tick while a turn runs, in ms. Default 30 (Fen's cadence); tests may go much lower. */
@@ -105,3 +108,9 @@ export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: Fak
 }
 export { createInMemoryRun } from './in-memory.js';
 export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';
+export { fakeMewDaemon } from './mew/server.js';
+export type { FakeMewDaemonOptions, FakeMewDaemonServer } from './mew/server.js';
+export type { ReceivedMessage as MewReceivedMessage } from './mew/daemon.js';
+export * from './mew/scenario.js';
+export { MEW_BUILTIN_SCENARIOS } from './mew/builtins.js';
+export type { MewBuiltinScenarioName } from './mew/builtins.js';

@@ -8,8 +8,8 @@ export const KNOWN_APPROVAL_KINDS = ['shell_command', 'tool_action', 'file_write
 
 /** Fields common to every approval request handed to `approve`. */
 interface ApprovalBase {
-  /** Which driver asked: the chat (`fuseraft`) or the orchestration bridge (`fuseraft-bridge`). */
-  protocol: 'fuseraft' | 'fuseraft-bridge';
+  /** Which driver asked: the chat (`fuseraft`), the orchestration bridge (`fuseraft-bridge`), the fuseraft daemon (`fuseraft-serve`) or a mew daemon (`mew`). */
+  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve' | 'mew';
   /** Every field of the `approval_request` line except `type`, as fuseraft sent it (untrusted). */
   fields: JsonObject;
 }
@@ -50,6 +50,17 @@ export interface RouteApproval extends ApprovalBase {
   targetAgent: string;
 }
 
+/** `tool_permission` (mew's `permission_request`): the agent wants to run tool `toolName` with `input`. */
+export interface ToolPermissionApproval extends ApprovalBase {
+  kind: 'tool_permission';
+  known: true;
+  /** mew's `request_id`: the response names it. */
+  requestId: string;
+  toolName: string;
+  /** The tool's input as mew sent it (untrusted); null when absent. */
+  input: JsonValue;
+}
+
 /**
  * A kind this version of subvisor does not know, or a known kind whose fields are not what seed 002
  * documents (a `shell_command` without a string `command` is not a request anyone can judge). Only
@@ -61,7 +72,13 @@ export interface UnknownApproval extends ApprovalBase {
 }
 
 /** One `approval_request`, as `approve` receives it. Narrow on `known` and `kind`. */
-export type ApprovalRequest = ShellCommandApproval | ToolActionApproval | FileWriteApproval | RouteApproval | UnknownApproval;
+export type ApprovalRequest =
+  | ShellCommandApproval
+  | ToolActionApproval
+  | FileWriteApproval
+  | RouteApproval
+  | ToolPermissionApproval
+  | UnknownApproval;
 
 /**
  * What `approve` returns (or its promise resolves to).

@@ -117,8 +117,8 @@ export interface RunOptions {
    */
   handleParentSignals?: boolean;
   /**
-   * fuseraft only: decides each `approval_request`, one at a time, in order (sync or async). Without
-   * it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
+   * fuseraft and mew: decides each `approval_request` (mew: `permission_request`, kind
+   * `tool_permission`), one at a time, in order (sync or async). Without it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
    * answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
    */
   approve?: ApproveCallback;
@@ -127,7 +127,22 @@ export interface RunOptions {
    * `FUSERAFT_VSCODE_QUESTIONS=1` so fuseraft may ask; without it, `0`. Other protocols ignore it.
    */
   answerQuestion?: AnswerQuestionCallback;
+  /**
+   * `protocol: 'mew'` only: the `ws://host:port` address the daemon started by `command` listens on.
+   * subvisor connects once the daemon accepts connections (within `readyTimeoutMs`), runs one session
+   * on it, and reaps the daemon's process tree at the end (see docs/daemons.md).
+   */
+  url?: string;
+  /** `protocol: 'mew'` only: how outgoing message tags are spelled (see {@link ConnectOptions.mewTagCase}). */
+  mewTagCase?: MewTagCase;
 }
+
+/**
+ * How mew message tags are spelled: `snake_case` (`submit_prompt`, what mew's daemon speaks: the
+ * default) or `PascalCase` (`SubmitPrompt`, the spelling of the example in mew's protocol page).
+ * Incoming tags are read in either spelling whatever this says.
+ */
+export type MewTagCase = 'snake_case' | 'PascalCase';
 
 
 /** The options {@link ConnectOptions} shares with {@link RunOptions}: they mean the same for a run on a daemon. */
@@ -179,6 +194,10 @@ export interface ConnectOptions extends SharedRunOptions {
   clientId?: string;
   /** Re-attach to this session or task instead of starting one (exclusive with `task`). */
   resume?: string;
+  /** mew: attach to this existing session (`attach_session`) instead of creating one; a `task` is submitted to it. */
+  sessionId?: string;
+  /** mew: how outgoing tags are spelled (default `snake_case`, mew's own; `PascalCase` for a peer that wants the seed example's). */
+  mewTagCase?: MewTagCase;
   /** Liveness: probe the daemon this often (0: never). Default 15000. */
   pingIntervalMs?: number;
   /** A probe unanswered this long ends the run `failed` (`no-pong`). Default 10000. */

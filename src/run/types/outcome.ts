@@ -26,6 +26,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `no-pong`: the daemon did not answer a liveness probe within `pongTimeoutMs`.
  * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
  * - `unknown-session`: `connectRun({ resume })` named a session or task the daemon does not have for this client.
+ * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
+ *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -48,7 +50,8 @@ export type OutcomeErrorCode =
   | 'connection-lost'
   | 'no-pong'
   | 'read-only'
-  | 'unknown-session';
+  | 'unknown-session'
+  | 'worker-lost';
 
 /**
  * Why a `final-text-path` file was not taken as the answer (see {@link FinalTextFileRefusal}).

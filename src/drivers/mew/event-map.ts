@@ -1,0 +1,93 @@
+// Maps mew's streaming messages (provider events, tools, subagents, notices) to subvisor's RunEvent shapes.
+import type { JsonObject } from '../../wire/index.js';
+import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
+import type { EventDraft } from '../fuseraft/event-drafts.js';
+import { isObject, stringField } from './messages.js';
+import type { MewMessage } from './messages.js';
+
+/** Which streamed part a `part_delta` belongs to, by its `field`. */
+export type DeltaKind = 'text' | 'thinking' | 'other';
+
+/** `part_delta.field` values that carry thinking rather than answer text. */
+const THINKING_FIELDS = new Set(['thinking', 'reasoning', 'reasoning_content']);
+
+/** The kind of a `part_delta`: `text` (the answer), `thinking`, or another field (tool input and the like). */
+export function deltaKind(event: JsonObject): DeltaKind {
+  const field = stringField(event, 'field') ?? 'text';
+  if (field === 'text' || field === 'content') return 'text';
+  return THINKING_FIELDS.has(field) ? 'thinking' : 'other';
+}
+
+/** The RunEvent of one `provider` event (its `event` already normalized by readMessage). */
+export function providerDraft(event: JsonObject): EventDraft {
+  const tag = stringField(event, 'type') ?? 'unknown';
+  const frame = { ...event, type: `provider.${tag}` };
+  switch (tag) {
+    case 'part_delta': {
+      const kind = deltaKind(event);
+      if (kind === 'other') return passthrough(frame);
+      const type = kind === 'text' ? 'assistant-text-delta' : 'assistant-thinking-delta';
+      return withExtras({ type, delta: event['delta'] }, frame, ['delta']);
+    }
+    case 'message_end': {
+      const draft: EventDraft = { type: 'llm-end' };
+      const finish = stringField(event, 'finish');
+      if (finish !== undefined) draft['stopReason'] = finish;
+      const usage = usageOf(event);
+      if (usage !== undefined) draft['usage'] = usage;
+      return withExtras(draft, frame, ['finish', 'usage', 'cost']);
+    }
+    case 'retry_wait': {
+      const attempt = event['attempt'];
+      const delay = event['delay_ms'];
+      const summary = `the provider call failed; retrying${typeof attempt === 'number' ? ` (attempt ${attempt})` : ''}${typeof delay === 'number' ? ` in ${delay} ms` : ''}`;
+      return passthrough(frame, summary);
+    }
+    case 'error':
+      return withExtras({ type: 'error', error: stringField(event, 'message') ?? 'the provider reported an error', source: 'provider' }, frame, ['message']);
+    default:
+      return passthrough(frame);
+  }
+}
+
+/**
+ * The usage of one `message_end`: its `usage` object as mew sent it, with `cost` added when it is a
+ * number, so the run's summed usage carries the cost too. Undefined when there is neither.
+ */
+export function usageOf(event: JsonObject): JsonObject | undefined {
+  const usage = isObject(event['usage']) ? { ...event['usage'] } : undefined;
+  const cost = event['cost'];
+  if (typeof cost !== 'number' || !Number.isFinite(cost)) return usage;
+  return { ...usage, cost };
+}
+
+/** `tool_start {call_id}` -> `tool-call`. mew names the tool in `name` or `tool_name` when it names it at all. */
+export function toolStartDraft(message: MewMessage): EventDraft {
+  const id = message['call_id'] as string;
+  const name = toolNameOf(message);
+  return withExtras({ type: 'tool-call', name, id }, message, ['call_id', 'name']);
+}
+
+/** The tool name of a `tool_start` ('tool' when mew does not say). */
+export function toolNameOf(message: MewMessage): string {
+  return stringField(message, 'name') ?? stringField(message, 'tool_name') ?? 'tool';
+}
+
+/** `tool_end {call_id, success}` -> `tool-result` (named after its `tool_start`). */
+export function toolEndDraft(message: MewMessage, name: string): EventDraft {
+  const id = message['call_id'] as string;
+  return withExtras({ type: 'tool-result', name, isError: message['success'] !== true, id, toolCallId: id }, message, ['call_id', 'success']);
+}
+
+/** Subagent messages -> `info` with a one-line summary (the fields pass through). */
+export function subagentDraft(message: MewMessage): EventDraft {
+  const name = stringField(message, 'display_name') ?? stringField(message, 'name') ?? stringField(message, 'tool_name') ?? 'a subagent';
+  switch (message.type) {
+    case 'subagent_start':
+      return passthrough(message, `subagent started: ${name}`);
+    case 'subagent_status':
+      return passthrough(message, stringField(message, 'message') ?? `subagent ${name} is working`);
+    default:
+      return passthrough(message, 'subagent finished');
+  }
+}

@@ -1,0 +1,76 @@
+// What a mew session needs from its connection and reports to the run core: its I/O, its facts, its options.
+import type { JsonObject } from '../../wire/index.js';
+import type { Delivery } from '../../run/types/index.js';
+import type { EventDraft } from '../fuseraft/event-drafts.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
+import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
+import type { MessageRejection, MewMessage, MewWireCase } from './messages.js';
+
+/** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
+export interface MewIo {
+  /** Sends one message (its tag in snake_case; the driver spells it for the wire). False when the connection is down. */
+  send(message: MewMessage): boolean;
+  /** Detaches: closes the connection on purpose. The driver reports the peer gone once it is closed. */
+  leave(): void;
+  /** The session is attached on this connection (`session_ready`): a re-attach is complete. */
+  attached(): void;
+}
+
+/** Why a session failed in a way the run cannot survive. */
+export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error';
+
+/** Protocol-free facts a session reports (the driver forwards them to the run core); a fact comes before its event. */
+export interface MewFacts {
+  /** The session is attached, the daemon speaks revision 3 or later: controls may come. */
+  ready(): void;
+  event(draft: EventDraft): void;
+  /** A message that was not (fully) accepted; the run goes on. */
+  rejected(rejection: MessageRejection): void;
+  /** The answer to a control: a `prompt_receipt`, or the session's own decision. */
+  ack(ref: number, status: 'accepted' | 'applied' | 'rejected', reason?: string): void;
+  /** A held follow-up reached mew (its receipt accepted it) or was dropped. */
+  delivery(ref: number, delivery: Delivery): void;
+  turnStarted(turn: number): void;
+  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  /** The run's answer, once, when the session ends `done`. */
+  result(report: SessionResult): void;
+  /** How the run ended (made up: a daemon session has no exit of its own); the session then detaches. */
+  exit(end: ChildEnd): void;
+  /** A failure the run cannot survive; the session then detaches. */
+  fatal(code: MewFailure, error: string): void;
+}
+
+/** A control as the run core hands it to the session. */
+export type MewControl =
+  | { type: 'prompt' | 'steer' | 'follow-up'; text: string }
+  | { type: 'finalize'; note?: string }
+  | { type: 'cancel' }
+  | { type: 'close' };
+
+/** The session's immediate answer to a control. */
+export interface MewVerdict {
+  /** The driver's reference of the control (increasing from 1, shared with the task's). */
+  ref: number;
+  /** Decided now; absent when mew's `prompt_receipt` will answer (through {@link MewFacts.ack}). */
+  status?: 'accepted' | 'applied' | 'rejected';
+  reason?: string;
+  /** What the session does once the Ack is reported (close and cancel detach: the Ack must come first). */
+  then?: () => void;
+}
+
+export interface MewSessionOptions {
+  /** The first prompt, submitted once the session is ready. Its ref is 1. */
+  task?: string | undefined;
+  /** Working directory of a new session (`new_session {cwd}`). */
+  cwd?: string | undefined;
+  /** Attach to this existing session (`attach_session`) instead of creating one. */
+  sessionId?: string | undefined;
+  approve?: ApproveCallback | undefined;
+  answerQuestion?: AnswerQuestionCallback | undefined;
+  /** Request ids are `<prefix>-<n>`: the prefix is unique per run, so an id is never used twice. */
+  requestIdPrefix: string;
+  /** Longest answer kept, in characters. */
+  maxAnswerChars: number;
+  /** How enum values the session writes (permission decisions) are spelled. */
+  wireCase: MewWireCase;
+}

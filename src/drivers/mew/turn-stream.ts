@@ -1,0 +1,110 @@
+// One mew turn at a time: its streamed messages to events, its answer text, usage and stop reason.
+import type { JsonObject } from '../../wire/index.js';
+import { addUsage } from '../../run/usage.js';
+import { passthrough } from '../fuseraft/event-drafts.js';
+import type { EventDraft } from '../fuseraft/event-drafts.js';
+import { BoundedText } from '../fuseraft/session-io.js';
+import type { SessionAnswer } from '../fuseraft/session-io.js';
+import { deltaKind, providerDraft, subagentDraft, toolEndDraft, toolNameOf, toolStartDraft, usageOf } from './event-map.js';
+import { stringField } from './messages.js';
+import type { MewMessage } from './messages.js';
+
+/** Streaming messages: they belong to a turn (one opens if none is). */
+export const TURN_MESSAGES: ReadonlySet<string> = new Set([
+  'provider', 'tool_start', 'tool_progress', 'tool_end', 'part_updated', 'subagent_start', 'subagent_status', 'subagent_end',
+]);
+
+export interface TurnFacts {
+  event(draft: EventDraft): void;
+  turnStarted(turn: number): void;
+  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+}
+
+/** How a turn ended, as far as the stream tells. */
+export type StreamEnd = 'completed' | 'failed' | 'cancelled';
+
+/** What an ended turn leaves: its answer (completed turns only) and its usage. */
+export interface EndedTurn {
+  answer: SessionAnswer | undefined;
+  usage: JsonObject | undefined;
+}
+
+/**
+ * mew has no "turn started" message: a turn opens when its submission is accepted (or, for a turn
+ * another client started, with its first streamed message) and ends on `session_alert`,
+ * `session_activity_changed {idle}` or `error_event`. Text deltas (`part_delta` whose field is the
+ * text) make the answer; every `message_end` (one per LLM response) adds its usage and cost.
+ */
+export class TurnStream {
+  readonly #facts: TurnFacts;
+  readonly #maxAnswerChars: number;
+  #turn = 0;
+  #open = false;
+  #text: BoundedText;
+  #usage: JsonObject | undefined;
+  #finish: string | undefined;
+  readonly #toolNames = new Map<string, string>();
+
+  constructor(facts: TurnFacts, maxAnswerChars: number) {
+    this.#facts = facts;
+    this.#maxAnswerChars = maxAnswerChars;
+    this.#text = new BoundedText(maxAnswerChars);
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** The current (or last) turn's number; turns count from 1. */
+  get turn(): number {
+    return this.#turn;
+  }
+
+  begin(): void {
+    this.#turn++;
+    this.#open = true;
+    this.#text = new BoundedText(this.#maxAnswerChars);
+    this.#usage = undefined;
+    this.#finish = undefined;
+    this.#toolNames.clear();
+    this.#facts.turnStarted(this.#turn);
+    this.#facts.event({ type: 'turn-started', turn: this.#turn });
+  }
+
+  /** One streaming message (see {@link TURN_MESSAGES}) of the open turn. */
+  take(message: MewMessage): void {
+    switch (message.type) {
+      case 'provider': {
+        const event = message['event'] as JsonObject;
+        if (event['type'] === 'part_delta' && deltaKind(event) === 'text') this.#text.append(event['delta'] as string);
+        if (event['type'] === 'message_end') {
+          this.#finish = stringField(event, 'finish') ?? this.#finish;
+          const usage = usageOf(event);
+          if (usage !== undefined) addUsage((this.#usage ??= {}), usage);
+        }
+        return this.#facts.event(providerDraft(event));
+      }
+      case 'tool_start':
+        this.#toolNames.set(message['call_id'] as string, toolNameOf(message));
+        return this.#facts.event(toolStartDraft(message));
+      case 'tool_end':
+        return this.#facts.event(toolEndDraft(message, this.#toolNames.get(message['call_id'] as string) ?? 'tool'));
+      case 'tool_progress':
+        return this.#facts.event(passthrough(message, stringField(message, 'chunk')));
+      case 'part_updated':
+        return this.#facts.event(passthrough(message));
+      default:
+        return this.#facts.event(subagentDraft(message));
+    }
+  }
+
+  /** Ends the open turn: reports it (stop reason: mew's last `finish`, `aborted`, `error`) and hands back what it left. */
+  end(how: StreamEnd, error?: string): EndedTurn {
+    this.#open = false;
+    const usage = this.#usage;
+    const stopReason = how === 'completed' ? (this.#finish ?? 'end_turn') : how === 'cancelled' ? 'aborted' : 'error';
+    this.#facts.turnCompleted(this.#turn, stopReason, usage);
+    this.#facts.event({ type: 'turn-complete', turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(error === undefined ? {} : { error }) });
+    return { answer: how === 'completed' ? this.#text.take() : undefined, usage };
+  }
+}

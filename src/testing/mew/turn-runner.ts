@@ -1,0 +1,162 @@
+// Runs one scripted turn of the fake mew daemon: its steps as mew messages, its end, and a cancel that stops it.
+import type { JsonObject } from '../../wire/index.js';
+import type { MewMessage } from '../../drivers/mew/messages.js';
+import type { MewStep, MewTurn } from './scenario.js';
+
+/** What a turn can do to the session's clients. */
+export interface TurnContext {
+  /** Sends a message to every client of the session. */
+  broadcast(message: MewMessage): void;
+  /** Sends exactly this text to every client. */
+  raw(text: string): void;
+  /** Cuts every client's connection. */
+  drop(): void;
+  /** Waits for any client's answer to `requestId`. */
+  wait(requestId: string, resolve: (answer: JsonObject) => void): void;
+  unwait(requestId: string): void;
+}
+
+export interface RunningTurn {
+  cancel(): void;
+  /** Settles when the turn ended (completed, failed or cancelled). */
+  done: Promise<void>;
+}
+
+class Cancelled extends Error {}
+
+/** Starts turn `n` (from 1) of the session. */
+export function runTurn(turn: MewTurn, context: TurnContext, n: number): RunningTurn {
+  let cancelled = false;
+  const wakers = new Set<() => void>();
+  const cancel = () => {
+    if (cancelled) return;
+    cancelled = true;
+    for (const wake of wakers) wake();
+  };
+  /** Resolves after `ms`, or at once when cancelled (then throws Cancelled). */
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      if (cancelled) return reject(new Cancelled());
+      const wake = () => {
+        clearTimeout(timer);
+        wakers.delete(wake);
+        reject(new Cancelled());
+      };
+      const timer = setTimeout(() => {
+        wakers.delete(wake);
+        resolve();
+      }, ms);
+      wakers.add(wake);
+    });
+  const answer = (requestId: string) =>
+    new Promise<JsonObject>((resolve, reject) => {
+      if (cancelled) return reject(new Cancelled());
+      const wake = () => {
+        context.unwait(requestId);
+        reject(new Cancelled());
+      };
+      wakers.add(wake);
+      context.wait(requestId, (value) => {
+        wakers.delete(wake);
+        resolve(value);
+      });
+    });
+  const state = { text: '', calls: 0, requests: 0, n, sleep, answer };
+  const done = (async () => {
+    try {
+      for (const step of turn.steps ?? []) await runStep(step, context, state);
+      if (turn.fail !== undefined) {
+        context.broadcast({ type: 'error_event', message: turn.fail });
+        return end(context, turn, 'turn_failed');
+      }
+      const usage = turn.usage ?? { input_tokens: 100, output_tokens: Math.ceil(state.text.length / 4) };
+      context.broadcast({ type: 'provider', event: { type: 'message_end', finish: 'stop', usage, cost: turn.cost ?? 0.001 } });
+      end(context, turn, 'turn_complete');
+    } catch (error) {
+      if (!(error instanceof Cancelled)) throw error;
+      end(context, turn, 'turn_failed', 'cancelled');
+    }
+  })();
+  return { cancel, done };
+}
+
+interface TurnState {
+  text: string;
+  calls: number;
+  requests: number;
+  n: number;
+  sleep(ms: number): Promise<void>;
+  answer(requestId: string): Promise<JsonObject>;
+}
+
+function end(context: TurnContext, turn: MewTurn, alert: 'turn_complete' | 'turn_failed', message?: string): void {
+  const how = turn.end ?? 'both';
+  if (how !== 'alert') context.broadcast({ type: 'session_activity_changed', activity: 'idle', idle: true });
+  if (how !== 'idle') context.broadcast({ type: 'session_alert', alert, ...(message === undefined ? {} : { message }) });
+}
+
+const delta = (field: string, text: string): MewMessage => ({ type: 'provider', event: { type: 'part_delta', part_id: `${field}-part`, field, delta: text } });
+
+async function runStep(step: MewStep, context: TurnContext, state: TurnState): Promise<void> {
+  if ('text' in step) {
+    const chunks = Math.max(1, step.chunks ?? 1);
+    const size = Math.ceil(step.text.length / chunks);
+    for (let i = 0; i < step.text.length; i += size) {
+      if (i > 0 && (step.ms ?? 0) > 0) await state.sleep(step.ms!);
+      context.broadcast(delta('text', step.text.slice(i, i + size)));
+    }
+    state.text += step.text;
+  } else if ('thinking' in step) {
+    context.broadcast(delta('thinking', step.thinking));
+  } else if ('tool' in step) {
+    await tool(step.tool, step.success ?? true, context, state, step.progress, step.ms);
+  } else if ('permission' in step) {
+    const requestId = `perm_${state.n}_${++state.requests}`;
+    context.broadcast({ type: 'permission_request', request_id: requestId, tool_name: step.permission, input: step.input ?? null });
+    let allowed: boolean;
+    if (step.resolvedByOther !== undefined) {
+      await state.sleep(step.resolvedByOther);
+      context.unwait(requestId);
+      context.broadcast({ type: 'request_resolved', request_id: requestId });
+      allowed = true;
+    } else {
+      const response = await state.answer(requestId);
+      allowed = String(response['decision']).toLowerCase() === 'allow';
+    }
+    await tool(step.permission, allowed, context, state);
+  } else if ('ask' in step) {
+    const requestId = `ask_${state.n}_${++state.requests}`;
+    context.broadcast({ type: 'ask_user_request', request_id: requestId, call_id: `call_${state.n}_${state.calls + 1}`, questions: step.ask });
+    const response = await state.answer(requestId);
+    const answers = Array.isArray(response['answers']) ? response['answers'].join(', ') : '';
+    const text = response['cancelled'] === true ? '(no answer)' : answers;
+    context.broadcast(delta('text', text));
+    state.text += text;
+  } else if ('subagent' in step) {
+    const call = `call_${state.n}_${++state.calls}`;
+    context.broadcast({ type: 'subagent_start', parent_call_id: call, name: step.subagent, child_session_id: `child_${call}` });
+    context.broadcast({ type: 'subagent_status', parent_call_id: call, tool_name: 'task', message: `${step.subagent} is working` });
+    context.broadcast({ type: 'subagent_end', parent_call_id: call, child_session_id: `child_${call}`, outcome: 'done' });
+  } else if ('retry' in step) {
+    context.broadcast({ type: 'provider', event: { type: 'retry_wait', attempt: step.retry, delay_ms: step.delayMs ?? 10 } });
+  } else if ('messageEnd' in step) {
+    context.broadcast({ type: 'provider', event: { type: 'message_end', finish: step.messageEnd.finish ?? 'tool_use', usage: step.messageEnd.usage ?? {}, cost: step.messageEnd.cost ?? 0 } });
+  } else if ('pause' in step) {
+    await state.sleep(step.pause);
+  } else if ('raw' in step) {
+    context.raw(step.raw);
+  } else if ('drop' in step) {
+    context.drop();
+    await state.sleep(2 ** 31 - 1); // the last client left: mew cancels the turn, which wakes this
+  } else {
+    context.broadcast({ type: step.unknown ?? 'mystery_event', ...step.fields });
+  }
+}
+
+async function tool(name: string, success: boolean, context: TurnContext, state: TurnState, progress?: string, ms?: number): Promise<void> {
+  const call = `call_${state.n}_${++state.calls}`;
+  context.broadcast({ type: 'tool_start', call_id: call, name });
+  if (progress !== undefined) context.broadcast({ type: 'tool_progress', call_id: call, chunk: progress });
+  if (ms !== undefined) await state.sleep(ms);
+  context.broadcast({ type: 'tool_end', call_id: call, success });
+}

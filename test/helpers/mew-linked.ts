@@ -1,0 +1,66 @@
+// An in-process pair: a MewSession wired to a FakeMewDaemon without sockets (messages cross on microtasks; a drop re-attaches like the channel).
+import { encodeMessage } from '../../src/drivers/mew/messages.js';
+import { MewSession } from '../../src/drivers/mew/mew-session.js';
+import type { MewSessionOptions } from '../../src/drivers/mew/session-types.js';
+import { FakeMewDaemon } from '../../src/testing/mew/daemon.js';
+import type { ClientLink } from '../../src/testing/mew/daemon.js';
+import type { MewDaemonScenario } from '../../src/testing/mew/scenario.js';
+import { mewRecorder } from './mew-recorder.js';
+
+export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessionOptions> = {}) {
+  const daemon = new FakeMewDaemon(scenario);
+  const rec = mewRecorder();
+  let link: ClientLink | undefined;
+  let up = false;
+  let session!: MewSession;
+  const connect = () => {
+    let open = true;
+    up = true;
+    const current = daemon.connect({
+      send: (text) => queueMicrotask(() => open && session.onFrame(JSON.parse(text))),
+      drop: () => {
+        if (!open) return;
+        open = false;
+        up = false;
+        queueMicrotask(() => {
+          current.closed();
+          if (session.connectionLost('connection-lost', 'the connection dropped (1006)')) connect();
+        });
+      },
+    });
+    link = current;
+    queueMicrotask(() => session.opened());
+  };
+  session = new MewSession(
+    {
+      send: (message) => {
+        if (!up) return false;
+        rec.sent.push(message);
+        const target = link!;
+        const text = encodeMessage(message, options.wireCase ?? 'snake_case');
+        queueMicrotask(() => target.message(text));
+        return true;
+      },
+      leave: () => {
+        rec.log.push(['leave']);
+        up = false;
+        // After what was sent before it, as a WebSocket's close frame follows its queued messages.
+        const target = link;
+        queueMicrotask(() => target?.closed());
+      },
+      attached: () => void rec.log.push(['attached']),
+    },
+    rec.facts,
+    { requestIdPrefix: 'r', maxAnswerChars: 1_000_000, wireCase: 'snake_case', ...options },
+  );
+  connect();
+  const until = async (check: () => boolean, limitMs = 5000) => {
+    const start = Date.now();
+    while (!check()) {
+      if (Date.now() - start > limitMs) throw new Error(`condition not met within ${limitMs} ms: ${JSON.stringify(rec.log)}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  const ended = () => until(() => rec.log.some((entry) => entry[0] === 'exit' || entry[0] === 'fatal'));
+  return { daemon, rec, session, ended, until, stop: () => session.dispose() };
+}

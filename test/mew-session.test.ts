@@ -1,0 +1,335 @@
+// Unit tests of the mew session: handshake, versions, both tag spellings, turns, answer, receipts, controls, the end.
+import { describe, expect, it } from 'vitest';
+import { MEW_FINALIZE_PROMPT, STEER_REFUSAL } from '../src/drivers/mew/mew-session.js';
+import { delta, IDLE, messageEnd, mewSession, PONG, READY, TURN_COMPLETE, TURN_FAILED } from './helpers/mew-recorder.js';
+
+describe('handshake', () => {
+  it('pings and creates a session in cwd, is ready only after pong and session_ready, then submits the task', () => {
+    const { rec, session, feed, receipt } = mewSession({ task: 'do it', cwd: '/work' });
+    expect(session.taskRef).toBe(1);
+    session.opened();
+    expect(rec.sent).toEqual([{ type: 'ping' }, { type: 'new_session', cwd: '/work' }]);
+    feed(READY);
+    expect(rec.facts_('ready')).toEqual([]);
+    feed(PONG);
+    expect(rec.facts_('ready')).toEqual([['ready']]);
+    expect(rec.events[0]).toEqual({ type: 'ready', session_id: 'sess_1', model: 'fake-model', provider: 'fake' });
+    expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'do it', attachments: [] }]);
+    expect(rec.facts_('ack')).toEqual([]);
+    receipt('accepted');
+    expect(rec.facts_('ack')).toEqual([['ack', 1, 'accepted', undefined]]);
+    expect(rec.facts_('turnStarted')).toEqual([['turnStarted', 1]]);
+    expect(session.state).toBe('running');
+  });
+
+  it('attaches to a given session, and fails when mew answers with another one', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'sess_9' });
+    session.opened();
+    expect(rec.sent[1]).toEqual({ type: 'attach_session', session_id: 'sess_9' });
+    feed(PONG, READY);
+    expect(rec.facts_('fatal')).toEqual([['fatal', 'protocol-error', 'asked to attach session sess_9, mew answered with session sess_1']]);
+    expect(rec.facts_('leave')).toHaveLength(1);
+    expect(rec.facts_('ready')).toEqual([]);
+  });
+
+  it('refuses a daemon below wire revision 3, or one that does not say, with a clear error and nothing submitted', () => {
+    for (const pong of [{ type: 'pong', version: '0.4.1', protocol_version: 2 }, { type: 'pong', version: '0.4.1' }, { type: 'pong', protocol_version: '3' }]) {
+      const { rec, session, feed } = mewSession({ task: 'x' });
+      session.opened();
+      feed(READY, pong);
+      const [, code, error] = rec.facts_('fatal')[0]!;
+      expect(code).toBe('version-mismatch');
+      expect(error).toMatch(/needs revision 3 or later/);
+      expect(rec.sentOf('submit_prompt')).toEqual([]);
+    }
+    const { rec, session, feed } = mewSession();
+    session.opened();
+    feed({ type: 'pong', version: '0.4.1', protocol_version: 2 });
+    expect(rec.facts_('fatal')[0]![2]).toBe('the mew daemon "0.4.1" speaks wire revision 2; subvisor needs revision 3 or later (acknowledged submit_prompt with receipts): upgrade mew');
+  });
+
+  it('reads PascalCase tags (the seed example) as well as snake_case, nested provider tags and statuses included', () => {
+    const { rec, session, feed } = mewSession({ task: 'x' });
+    session.opened();
+    feed({ type: 'Pong', version: '1', protocol_version: 3 }, { type: 'SessionReady', session_id: 'sess_1' });
+    feed({ type: 'PromptReceipt', session_id: 'sess_1', request_id: 'r-1', status: 'Accepted' });
+    feed({ type: 'Provider', event: { type: 'PartDelta', part_id: 'p', field: 'text', delta: 'hi' } }, { type: 'SessionAlert', alert: 'TurnComplete' });
+    expect(rec.events.map((event) => event.type)).toEqual(['ready', 'info', 'turn-started', 'assistant-text-delta', 'info', 'turn-complete']);
+    expect(session.answer()).toEqual({ text: 'hi', truncated: false });
+  });
+
+  it('reports badly tagged, early and incomplete messages, delivers unknown types raw, and goes on', () => {
+    const { rec, session, feed } = mewSession();
+    session.opened();
+    feed({ type: 'provider', event: { type: 'part_delta', delta: 'early' } }, { type: 'Session-Ready' }, { type: 'sessionReady' });
+    feed(PONG, READY, { type: 'mystery_event', x: 1 }, { type: 'tool_start' });
+    expect(rec.rejections.map((r) => r.code)).toEqual(['out-of-order', 'invalid', 'invalid', 'invalid-payload']);
+    expect(rec.rejections[1]!.reason).toBe('message 2 is not an object with a snake_case or PascalCase type');
+    expect(rec.events.at(-1)).toEqual({ type: 'passthrough', protocol: 'mew', frame: { type: 'mystery_event', x: 1 } });
+    expect(rec.facts_('ready')).toHaveLength(1);
+    expect(rec.facts_('fatal')).toEqual([]);
+  });
+
+  it('does not replay session_history as events', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'sess_1' });
+    session.opened();
+    feed(PONG, READY, { type: 'session_history', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] });
+    expect(rec.events.at(-1)).toEqual({ type: 'info', nativeType: 'session_history', summary: 'session history: 2 message(s), not replayed', messageCount: 2 });
+    expect(rec.events.some((event) => event.type === 'assistant-text-delta' || event.type === 'turn-started')).toBe(false);
+  });
+});
+
+describe('turns', () => {
+  it('maps a whole turn: text and thinking by part field, tools by call id, usage and cost summed over message_end', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(
+      delta('hmm', 'thinking'),
+      delta('Hel'),
+      { type: 'provider', event: { type: 'part_delta', part_id: 'p2', field: 'input_json', delta: '{"a"' } },
+      messageEnd({ input_tokens: 100, output_tokens: 5 }, 0.25, 'tool_use'),
+      { type: 'tool_start', call_id: 'c1', name: 'read_file' },
+      { type: 'tool_progress', call_id: 'c1', chunk: 'partial' },
+      { type: 'tool_end', call_id: 'c1', success: true },
+      { type: 'provider', event: { type: 'retry_wait', attempt: 2, delay_ms: 500 } },
+      delta('lo'),
+      messageEnd({ input_tokens: 120, output_tokens: 7 }, 0.5),
+      { type: 'subagent_start', parent_call_id: 'c1', name: 'helper', child_session_id: 's2' },
+      TURN_COMPLETE,
+      IDLE,
+    );
+    const types = rec.events.map((event) => event.type);
+    expect(types.slice(2)).toEqual([
+      'turn-started', 'assistant-thinking-delta', 'assistant-text-delta', 'info', 'llm-end', 'tool-call', 'info', 'tool-result', 'info',
+      'assistant-text-delta', 'llm-end', 'info', 'info', 'turn-complete', 'info',
+    ]);
+    expect(rec.events.find((event) => event.type === 'tool-call')).toEqual({ type: 'tool-call', name: 'read_file', id: 'c1' });
+    expect(rec.events.find((event) => event.type === 'tool-result')).toEqual({ type: 'tool-result', name: 'read_file', isError: false, id: 'c1', toolCallId: 'c1' });
+    expect(rec.events.find((event) => event.summary?.toString().startsWith('the provider call failed'))?.summary).toBe('the provider call failed; retrying (attempt 2) in 500 ms');
+    const usage = { input_tokens: 220, output_tokens: 12, cost: 0.75 };
+    expect(rec.facts_('turnCompleted')).toEqual([['turnCompleted', 1, 'stop', usage]]);
+    expect(session.answer()).toEqual({ text: 'Hello', truncated: false });
+    expect(session.state).toBe('ready');
+    session.send({ type: 'close' }).then!();
+    expect(rec.facts_('result')).toEqual([['result', { stopReason: 'end_turn', answer: { text: 'Hello', truncated: false }, usage }]]);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    expect(rec.log.at(-1)).toEqual(['leave']);
+  });
+
+  it('ends a turn on idle; a turn_failed alert after it makes the run fail', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(delta('partial'), IDLE, { ...TURN_FAILED, message: 'provider gave up' });
+    expect(rec.facts_('turnCompleted')).toEqual([['turnCompleted', 1, 'end_turn', undefined]]);
+    session.send({ type: 'close' }).then!();
+    expect(rec.facts_('result')).toEqual([]);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'failed', error: 'provider gave up' }]]);
+  });
+
+  it('error_event is a failed turn; the run fails with its message unless a later turn completes', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(delta('x'), { type: 'error_event', message: 'context window exceeded' }, TURN_FAILED, IDLE);
+    expect(rec.facts_('turnCompleted')).toEqual([['turnCompleted', 1, 'error', undefined]]);
+    expect(rec.events.find((event) => event.type === 'error')).toEqual({ type: 'error', error: 'context window exceeded' });
+    expect(session.send({ type: 'prompt', text: 'again' })).toEqual({ ref: 2 });
+    receipt('accepted');
+    feed(delta('fine'), TURN_COMPLETE);
+    session.send({ type: 'close' }).then!();
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'fine' } });
+  });
+
+  it('a rejected receipt is the prompt\'s rejected Ack with mew\'s message; request ids are never reused', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'one' });
+    handshake();
+    receipt('rejected', { message: 'session busy' });
+    expect(rec.facts_('ack')).toEqual([['ack', 1, 'rejected', 'mew rejected the prompt: session busy']]);
+    expect(session.state).toBe('ready');
+    session.send({ type: 'prompt', text: 'two' });
+    receipt('accepted');
+    feed(TURN_COMPLETE);
+    session.send({ type: 'prompt', text: 'three' });
+    expect(rec.sentOf('submit_prompt').map((m) => m['request_id'])).toEqual(['r-1', 'r-2', 'r-3']);
+    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' });
+    expect(rec.events.at(-1)).toMatchObject({ type: 'info', nativeType: 'prompt_receipt', summary: 'a receipt for a request this run is not waiting on' });
+  });
+
+  it('a turn another client started is followed (and moves the run to running)', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    feed(delta('theirs'));
+    expect(session.state).toBe('running');
+    feed(TURN_COMPLETE);
+    expect(session.state).toBe('ready');
+    expect(rec.facts_('turnCompleted')).toHaveLength(1);
+  });
+});
+
+describe('controls', () => {
+  it('steer mid-turn is rejected (mew has none); from ready it starts a turn like a prompt', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    expect(session.send({ type: 'steer', text: 'faster' })).toEqual({ ref: 2, status: 'rejected', reason: STEER_REFUSAL });
+    expect(session.send({ type: 'prompt', text: 'p' })).toMatchObject({ status: 'rejected', reason: 'a turn is running; send steer or follow-up' });
+    feed(TURN_COMPLETE);
+    expect(session.send({ type: 'steer', text: 'now' })).toEqual({ ref: 4 });
+    expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: 'now', request_id: 'r-2' });
+  });
+
+  it('a follow-up mid-turn is held and submitted when the turn ends; its receipt is its delivery', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    expect(session.send({ type: 'follow-up', text: 'next' })).toEqual({ ref: 2, status: 'accepted' });
+    expect(session.send({ type: 'follow-up', text: 'after' })).toEqual({ ref: 3, status: 'accepted' });
+    expect(rec.sentOf('submit_prompt')).toHaveLength(1);
+    feed(delta('a'), TURN_COMPLETE);
+    expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: 'next', request_id: 'r-2' });
+    receipt('accepted');
+    expect(rec.facts_('delivery')).toEqual([['delivery', 2, 'injected']]);
+    feed(delta('b'), TURN_COMPLETE);
+    receipt('rejected', { message: 'no' });
+    expect(rec.facts_('delivery')).toEqual([['delivery', 2, 'injected'], ['delivery', 3, 'dropped']]);
+    expect(rec.facts_('turnStarted')).toHaveLength(2);
+  });
+
+  it('cancel: Ack first, then waiting permissions denied, mew\'s turn cancelled, detach with a cancelled exit', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go', approve: () => new Promise(() => undefined) });
+    handshake();
+    receipt('accepted');
+    session.send({ type: 'follow-up', text: 'held' });
+    feed({ type: 'permission_request', request_id: 'q1', tool_name: 'bash', input: { command: 'ls' } });
+    const verdict = session.send({ type: 'cancel' });
+    expect(verdict).toMatchObject({ ref: 3, status: 'accepted' });
+    expect(rec.sentOf('cancel')).toEqual([]);
+    verdict.then!();
+    expect(rec.sent.slice(-2)).toEqual([{ type: 'permission_response', request_id: 'q1', decision: 'deny' }, { type: 'cancel' }]);
+    expect(rec.facts_('delivery')).toEqual([['delivery', 2, 'dropped']]);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'cancelled' }]]);
+    expect(rec.log.at(-1)).toEqual(['leave']);
+    feed(delta('late'));
+    expect(rec.events.at(-1)!.type).not.toBe('assistant-text-delta');
+  });
+
+  it('finalize mid-turn cancels the turn (aborted), then submits the note as the last turn and ends done with its answer', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    expect(session.send({ type: 'finalize' })).toEqual({ ref: 2, status: 'accepted' });
+    expect(rec.sent.at(-1)).toEqual({ type: 'cancel' });
+    feed(delta('cut'), TURN_FAILED);
+    expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'aborted', undefined]);
+    expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: MEW_FINALIZE_PROMPT });
+    receipt('accepted');
+    feed(delta('summary'), TURN_COMPLETE);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'summary' } });
+  });
+
+  it('finalize from ready submits the note as the last turn at once, then ends done', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    expect(session.send({ type: 'finalize', note: 'wrap up' })).toEqual({ ref: 1, status: 'accepted' });
+    expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'wrap up', attachments: [] }]);
+    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, delta('final words'), TURN_COMPLETE);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'final words' } });
+  });
+
+  it('close mid-turn detaches after the turn; close in ready at once; close before ready is refused', () => {
+    const early = mewSession();
+    early.session.opened();
+    expect(early.session.send({ type: 'close' })).toMatchObject({ status: 'rejected', reason: 'child is not ready' });
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    expect(session.send({ type: 'close' })).toEqual({ ref: 2, status: 'accepted' });
+    expect(rec.facts_('exit')).toEqual([]);
+    feed(delta('done'), TURN_COMPLETE);
+    expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+  });
+});
+
+describe('liveness and reconnects', () => {
+  it('pings first on every connection; every pong is checked, so a daemon swapped for an old one is refused', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    expect(rec.sent[0]).toEqual({ type: 'ping' });
+    expect(rec.facts_('attached')).toHaveLength(1);
+    feed({ ...PONG, protocol_version: 4 });
+    expect(rec.facts_('fatal')).toEqual([]);
+    expect(session.connectionLost('connection-lost', 'reset')).toBe(true);
+    session.opened();
+    feed({ ...PONG, protocol_version: 1 });
+    expect(rec.facts_('fatal')[0]![1]).toBe('version-mismatch');
+  });
+
+  it('a loss mid-turn fails the run with the transport\'s code (no-pong, connection-lost), no re-attach', () => {
+    for (const code of ['no-pong', 'connection-lost'] as const) {
+      const { rec, session, handshake, receipt } = mewSession({ task: 'go' });
+      handshake();
+      receipt('accepted');
+      expect(session.connectionLost(code, 'no pong within 10000 ms')).toBe(false);
+      expect(rec.facts_('fatal')).toEqual([['fatal', code, expect.stringMatching(/lost during turn 1: no pong within 10000 ms/)]]);
+      expect(rec.facts_('leave')).toEqual([]);
+    }
+  });
+
+  it('after a reconnect an uncertain submission is checked with read_prompt_receipt, never re-sent', () => {
+    for (const [status, extra, reason] of [
+      ['rejected', { message: 'busy' }, 'mew rejected the prompt: busy'],
+      ['unknown', {}, 'mew has no receipt for request r-1: it was not re-sent; inspect the conversation before retrying'],
+    ] as const) {
+      const { rec, session, feed, handshake } = mewSession({ task: 'go' });
+      handshake();
+      expect(session.connectionLost('connection-lost', 'socket closed (1006)')).toBe(true);
+      expect(session.send({ type: 'prompt', text: 'x' })).toMatchObject({ status: 'rejected' });
+      session.opened();
+      expect(rec.sent.slice(-2)).toEqual([{ type: 'ping' }, { type: 'attach_session', session_id: 'sess_1' }]);
+      feed(PONG, READY);
+      expect(rec.facts_('attached')).toHaveLength(2);
+      expect(rec.sent.at(-1)).toEqual({ type: 'read_prompt_receipt', session_id: 'sess_1', request_id: 'r-1' });
+      feed({ type: 'prompt_receipt', session_id: 'sess_1', request_id: 'r-1', status, ...extra });
+      expect(rec.facts_('ack')).toEqual([['ack', 1, 'rejected', reason]]);
+      expect(rec.sentOf('submit_prompt')).toHaveLength(1);
+      expect(session.state).toBe('ready');
+    }
+  });
+
+  it('an uncertain submission mew did accept fails the run: its turn ran unseen', () => {
+    const { rec, session, feed, handshake } = mewSession({ task: 'go' });
+    handshake();
+    session.connectionLost('connection-lost', 'socket closed');
+    session.opened();
+    feed(PONG, READY, { type: 'prompt_receipt', session_id: 'sess_1', request_id: 'r-1', status: 'accepted' });
+    expect(rec.facts_('ack')).toEqual([['ack', 1, 'accepted', undefined]]);
+    expect(rec.facts_('fatal')[0]).toEqual(['fatal', 'connection-lost', 'mew accepted request r-1 while the connection was down: its turn ran unseen (it is never re-sent)']);
+    expect(rec.sentOf('submit_prompt')).toHaveLength(1);
+  });
+
+  it('a loss before ready fails the run; while re-attaching only cancel and close from ready are taken', () => {
+    const a = mewSession();
+    a.session.opened();
+    expect(a.session.connectionLost('connection-lost', 'reset')).toBe(false);
+    expect(a.rec.facts_('fatal')[0]![2]).toMatch(/before the session was ready: reset/);
+    const c = mewSession();
+    c.handshake();
+    c.session.connectionLost('connection-lost', 'reset');
+    expect(c.session.send({ type: 'prompt', text: 'x' })).toMatchObject({ status: 'rejected', reason: 'the connection to mew is being re-opened; try again once it is back' });
+    const close = c.session.send({ type: 'close' });
+    expect(close.status).toBe('accepted');
+    close.then!();
+    expect(c.rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
+    const d = mewSession();
+    d.handshake();
+    d.session.connectionLost('connection-lost', 'reset');
+    d.session.send({ type: 'cancel' }).then!();
+    expect(d.rec.facts_('exit')).toEqual([['exit', { status: 'cancelled' }]]);
+    expect(d.rec.sentOf('cancel')).toEqual([]);
+  });
+});
