@@ -1,7 +1,6 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
-import { advance, decide } from '../../wire/index.js';
-import type { JsonObject, RunState } from '../../wire/index.js';
-import { addUsage } from '../../run/usage.js';
+import { addUsage, advance, decide } from '../../wire/index.js';
+import type { RunState, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
@@ -62,7 +61,7 @@ export class MewSession {
   #lastEnd: TurnEnd | undefined;
   #lastError: string | undefined;
   #answer: SessionAnswer | undefined;
-  #usage: JsonObject | undefined;
+  #usage: Usage | undefined;
 
   #held: Array<{ ref: number; text: string }> = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
@@ -455,7 +454,7 @@ export class MewSession {
   }
 
   /** Summed usage of every turn. */
-  usage(): JsonObject | undefined {
+  usage(): Usage | undefined {
     return this.#usage;
   }
 
