@@ -3,6 +3,7 @@ import type { Protocol } from '../run/driver.js';
 import { fenProtocol } from './fen/fen-driver.js';
 import { hepProtocol } from './hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
+import { fuseraftServeProtocol } from './fuseraft-serve/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from './mew/mew-driver.js';
 
 /**
@@ -30,6 +31,7 @@ export function protocolNamed(name: string): Protocol | undefined {
  * `src/drivers/socket/`. To add one, write its driver and add one line here.
  */
 export const CONNECT_PROTOCOLS = {
+  'fuseraft-serve': fuseraftServeProtocol,
   mew: mewConnectProtocol,
 } as const satisfies Record<string, Protocol>;
 

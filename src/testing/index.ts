@@ -28,6 +28,9 @@ export * from './fuseraft/scenario.js';
 export type * from './fuseraft/transcript.js';
 export { readFuseraftTranscript } from './fuseraft/transcript.js';
 export { FUSERAFT_BUILTIN_SCENARIOS } from './fuseraft/builtins.js';
+export { fakeFuseraftServe } from './fuseraft-serve/daemon.js';
+export type { FakeFuseraftServe, FakeFuseraftServeOptions, ReceivedMessage } from './fuseraft-serve/daemon.js';
+export * from './fuseraft-serve/scenario.js';
 
 export interface FakeChildOptions {
   /** Tick while a turn runs, in ms. Default 30 (Fen's cadence); tests may go much lower. */

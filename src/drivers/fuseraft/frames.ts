@@ -1,4 +1,4 @@
-// Reads one fuseraft stdout line: JSON parsing, the fields the driver relies on, and typed rejections.
+// Reads one fuseraft frame (a stdout line, or a serve message): JSON parsing, the fields the drivers rely on, and typed rejections.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 
 /** The live-session protocol version this driver speaks (seed 002, "Versioning"). */
@@ -79,13 +79,26 @@ const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
   tool_calling: { agent: opt('string'), tool: req('string'), argsSummary: opt('string') },
   agent_message: { message: req('object'), elapsedMs: opt('number') },
   result: {
+    sessionId: opt('string'),
     succeeded: opt('boolean'),
     errorMessage: opt('string'),
     exitCode: opt('integer'),
     turns: opt('integer'),
     inputTokens: opt('number'),
     outputTokens: opt('number'),
+    lastAgent: opt('string'),
+    lastMessage: opt('string'),
   },
+  // fuseraft serve (socket and WebSocket).
+  hello: {
+    protocolVersion: req('any'),
+    clientId: opt('string'),
+    readOnly: opt('boolean'),
+    inFlight: opt('object'),
+    pendingResults: opt('array'),
+  },
+  queued: { sessionId: req('string'), position: opt('integer') },
+  task_resumed: { sessionId: opt('string'), task: opt('string') },
 };
 
 /** The fields of `agent_message.message` (seed 002's AgentMessage) the bridge driver reads. */
@@ -117,7 +130,14 @@ export function readLine(line: string, lineNumber: number): ReadLine {
       rejection: { code: 'invalid', reason: `stdout line ${lineNumber} is JSON but not an object with a string type` },
     };
   }
-  const frame = value as Frame;
+  return checkFrame(value as Frame, `stdout line ${lineNumber}`);
+}
+
+/**
+ * Checks the fields the drivers read of a decoded frame (any transport: `where` names it in the
+ * reason, e.g. `stdout line 3` or `message 3`). Fields that fail are removed from `frame`.
+ */
+export function checkFrame(frame: Frame, where: string): ReadLine {
   const errors = checkFields(frame, RULES[frame.type], '');
   if (frame.type === 'agent_message' && isObject(frame['message'])) {
     errors.push(...checkFields(frame['message'], AGENT_MESSAGE_RULES, 'message.'));
@@ -129,7 +149,7 @@ export function readLine(line: string, lineNumber: number): ReadLine {
     usable,
     rejection: {
       code: 'invalid-payload',
-      reason: `stdout line ${lineNumber}: ${frame.type} ${usable ? 'has' : 'lacks'} ${usable ? 'invalid optional fields (ignored)' : 'a valid required field'}`,
+      reason: `${where}: ${frame.type} ${usable ? 'has' : 'lacks'} ${usable ? 'invalid optional fields (ignored)' : 'a valid required field'}`,
       lineType: frame.type,
       errors: errors.map((error) => error.message),
     },

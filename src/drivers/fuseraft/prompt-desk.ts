@@ -22,7 +22,7 @@ export type DecidedBy =
   | 'shutdown';
 
 export interface DeskHandlers {
-  protocol: 'fuseraft' | 'fuseraft-bridge';
+  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve';
   approve?: ApproveCallback | undefined;
   answerQuestion?: AnswerQuestionCallback | undefined;
 }

@@ -8,8 +8,8 @@ export const KNOWN_APPROVAL_KINDS = ['shell_command', 'tool_action', 'file_write
 
 /** Fields common to every approval request handed to `approve`. */
 interface ApprovalBase {
-  /** Which driver asked: the chat (`fuseraft`), the orchestration bridge (`fuseraft-bridge`) or a mew daemon (`mew`). */
-  protocol: 'fuseraft' | 'fuseraft-bridge' | 'mew';
+  /** Which driver asked: the chat (`fuseraft`), the orchestration bridge (`fuseraft-bridge`), the fuseraft daemon (`fuseraft-serve`) or a mew daemon (`mew`). */
+  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve' | 'mew';
   /** Every field of the `approval_request` line except `type`, as fuseraft sent it (untrusted). */
   fields: JsonObject;
 }

@@ -1,6 +1,8 @@
 // One connection to a daemon: a ws:// or wss:// WebSocket, or a Unix socket carrying JSON lines; bounds, liveness, exactly one end.
-import { connect as connectUnix } from 'node:net';
-import type { Socket } from 'node:net';
+import { connect as connectNet, isIP } from 'node:net';
+import type { NetConnectOpts, Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import type { ConnectionOptions as TlsConnectOptions } from 'node:tls';
 import WebSocket from 'ws';
 import type { JsonObject } from '../../wire/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
@@ -71,6 +73,8 @@ export interface Connection {
   close(graceMs: number): void;
   /** Destroys the connection and every timer now, synchronously; no handler is called afterwards. Idempotent. */
   dispose(): void;
+  /** Settles once the socket itself has closed (its handle released), however the connection ended. */
+  readonly closed: Promise<void>;
 }
 
 /** The transport below a {@link Connection}: one of the two kinds of socket. */
@@ -100,10 +104,13 @@ class DaemonConnection implements Connection {
   #pingTimer: NodeJS.Timeout | undefined;
   #pongTimer: NodeJS.Timeout | undefined;
   #closeTimer: NodeJS.Timeout | undefined;
+  readonly closed: Promise<void>;
+  #socketClosed!: () => void;
 
   constructor(options: ConnectionOptions, handlers: ConnectionHandlers) {
     this.#options = options;
     this.#handlers = handlers;
+    this.closed = new Promise((resolve) => (this.#socketClosed = resolve));
     this.#carrier = options.target.url !== undefined ? this.#webSocket(options.target.url) : this.#unixSocket(options.target.socketPath!);
   }
 
@@ -139,6 +146,7 @@ class DaemonConnection implements Connection {
 
   #webSocket(url: string): Carrier {
     let socket: WebSocket;
+    let tracked = false;
     try {
       socket = new WebSocket(url, {
         headers: { ...this.#options.headers },
@@ -147,11 +155,22 @@ class DaemonConnection implements Connection {
         followRedirects: false,
         // No compression: a small compressed message must not become a large buffer before the bound applies.
         perMessageDeflate: false,
+        // ws's own connectors, kept so `closed` can wait for the TCP socket itself (ws reports a refused
+        // connection before the socket's handle is released).
+        createConnection: ((options: TlsConnectOptions) => {
+          const raw = url.startsWith('wss:')
+            ? connectTls({ ...options, path: undefined, servername: options.servername ?? (isIP(String(options.host)) === 0 ? String(options.host) : '') } as TlsConnectOptions)
+            : connectNet({ ...(options as NetConnectOpts), path: undefined } as NetConnectOpts);
+          raw.once('close', () => this.#socketClosed());
+          tracked = true;
+          return raw;
+        }) as unknown as WebSocket.ClientOptions['createConnection'],
       });
     } catch (error) {
       // An invalid URL or header: the error names the problem, never a header's value.
       const reason = `could not connect to ${safeTarget(this.#options.target)} (${(error as NodeJS.ErrnoException).code ?? 'invalid request'})`;
       queueMicrotask(() => this.#finish({ code: 'connection-refused', reason }));
+      this.#socketClosed();
       return { write: () => undefined, pause: () => undefined, resume: () => undefined, close: () => undefined, destroy: () => undefined };
     }
     let refusal: string | undefined;
@@ -182,6 +201,7 @@ class DaemonConnection implements Connection {
       }
     });
     socket.on('close', (code) => {
+      if (!tracked) this.#socketClosed();
       if (this.#closeTimer !== undefined) {
         this.#finish({ code: 'closed', reason: 'the connection was closed by subvisor' });
       } else if (!this.#open) {
@@ -203,7 +223,7 @@ class DaemonConnection implements Connection {
   }
 
   #unixSocket(path: string): Carrier {
-    const socket: Socket = connectUnix({ path });
+    const socket: Socket = connectNet({ path });
     const lines = new LineSplitter(this.#options.maxFrameBytes);
     let failure: string | undefined;
     socket.on('connect', () => this.#onOpen());
@@ -229,6 +249,7 @@ class DaemonConnection implements Connection {
       failure = error.code ?? error.message;
     });
     socket.on('close', () => {
+      this.#socketClosed();
       if (this.#closeTimer !== undefined) {
         this.#finish({ code: 'closed', reason: 'the connection was closed by subvisor' });
       } else if (!this.#open) {

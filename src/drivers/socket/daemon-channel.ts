@@ -148,6 +148,18 @@ export class DaemonChannel {
     this.dispose();
   }
 
+  /**
+   * Settles once the last connection's socket has closed (bounded by `boundMs`): call from
+   * `Driver.finish`, so the run's outcome comes after its socket is released.
+   */
+  async closed(boundMs = 1000): Promise<void> {
+    const connection = this.#connection;
+    if (connection === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([connection.closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
+    clearTimeout(timer);
+  }
+
   /** Releases the connection and every timer, synchronously; idempotent. */
   dispose(): void {
     this.#disposed = true;
