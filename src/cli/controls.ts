@@ -1,5 +1,8 @@
 // Sends the controls read from --controls to the run and reports each one's ack and delivery (stderr and events).
 import type { Ack, Run } from '../run/types/index.js';
+
+/** What controls are sent to: a local run, or a queued one (subvisor/queue's RemoteRun) through Redis. */
+export type ControlTarget = Pick<Run, 'prompt' | 'steer' | 'followUp' | 'finalize' | 'cancel' | 'close'>;
 import { describeControl, parseControlLine, type ControlRequest } from './control-line.js';
 import type { EventMarks } from './event-marks.js';
 import type { SplitLine } from '../text/line-splitter.js';
@@ -15,7 +18,7 @@ export interface ControlReporting {
   marks: EventMarks;
 }
 
-function send(run: Run, control: ControlRequest): Promise<Ack> {
+function send(run: ControlTarget, control: ControlRequest): Promise<Ack> {
   switch (control.type) {
     case 'prompt':
       return run.prompt(control.text);
@@ -36,7 +39,7 @@ export class ControlDispatcher {
   private readonly reports: Promise<void>[] = [];
 
   constructor(
-    private readonly run: Run,
+    private readonly run: ControlTarget,
     private readonly reporting: ControlReporting,
   ) {}
 

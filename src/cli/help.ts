@@ -37,6 +37,8 @@ export function helpText(): string {
 Usage:
   supervise [options] -- <child command> [args...]
   supervise --tasks FILE [--parallel N] [run options] -- <child command> [args...]
+  supervise --redis URL --queue NAME --profile NAME [--task TEXT] [queue run options]
+  supervise worker --redis URL --queue NAME --profiles FILE [worker options]
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -74,6 +76,21 @@ ${section('Batch mode', [
     'worst of the tasks (130 > 2 bad line > 3 > 1 > 124 > 0). First signal:',
     'no new tasks, running ones cancelled; second: killed at once.'],
   ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
+])}
+
+${section('On a queue (BullMQ on Redis; see docs/scale-out.md)', [
+  ['--redis URL', 'run the task on a queue worker instead of here: same output, controls,',
+    'signals and exit codes; --task/--task-file, -o, -q, --controls, --run-id,',
+    '--timeout and --keep-alive apply (the command is the profile\'s, on the worker)'],
+  ['--queue NAME', 'the queue the workers take runs from'],
+  ['--profile NAME', 'the profile (defined on the workers) to run'],
+  ['--attempts N', 'starts allowed, counting a worker lost mid-run and a failed attempt (1)'],
+  ['--prefix P', 'Redis key prefix shared with the workers (subvisor)'],
+  ['worker', 'run a worker: --profiles FILE (JSON: {"name": {"command", "args", "env",',
+    '"protocol", "cwd", "limits"}}), --concurrency N (1), --lock-duration D (30s),',
+    '--stalled-interval D (30s), --max-stalled N (10), --shutdown finish|hand-back',
+    '(finish), --shutdown-grace D, --name NAME, --state-dir DIR. First SIGTERM/SIGINT:',
+    'no new runs, running ones finish (or go back); a second one hands them back'],
 ])}
 
 ${section('Protocol', [
@@ -127,6 +144,8 @@ Examples:
   supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
   supervise --protocol hep --task 'Fix the tests' -- fa --output events
   supervise --protocol mew --url ws://127.0.0.1:7777 --task 'Summarise the README'
+  supervise worker --redis redis://10.0.0.5:6379 --queue agents --profiles profiles.json
+  supervise --redis redis://10.0.0.5:6379 --queue agents --profile fen --task 'Fix the tests'
 `;
 }
 

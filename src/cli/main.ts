@@ -1,9 +1,9 @@
-// Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts).
+// Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { connectRun } from '../run/connect-run.js';
 import { spawnRun } from '../run/spawn-run.js';
-import type { Outcome, Run, RunEvent, RunOptions } from '../run/types/index.js';
+import type { Outcome, Run, RunOptions } from '../run/types/index.js';
 import { approveCallbackFor } from './approval-policy.js';
 import { parseCommandLine, type CliOptions } from './args.js';
 import { runBatch } from './batch.js';
@@ -12,13 +12,16 @@ import { ControlDispatcher } from './controls.js';
 import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { helpText, packageVersion, usageText } from './help.js';
-import { createOutputWriter, Stdout, type OutputStream, type OutputWriter } from './output.js';
-import { formatElapsed, Progress, progressModeFor } from './progress.js';
+import { createOutputWriter, Stdout, type OutputStream } from './output.js';
+import { Progress, progressModeFor } from './progress.js';
+import { summarize, watch } from './run-report.js';
 import { handleSignals } from './signals.js';
 import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
+import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
+import { superviseRemote } from './remote.js';
 import { readTask } from './task-source.js';
+import { runWorkerCommand } from './worker-command.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
-import { tokensOf } from './usage-tokens.js';
 import { UsageError } from './usage-error.js';
 
 /** The process streams supervise talks through (injectable so the wiring stays testable). */
@@ -29,9 +32,6 @@ export interface CliStreams {
   stdout: OutputStream;
   stderr: Writable & { isTTY?: boolean };
 }
-
-/** The longest tail of the child's own output shown on stderr when a run did not end done. */
-const OUTPUT_TAIL_SHOWN = 2000;
 
 function requireDirectory(option: string, path: string | undefined): void {
   if (path === undefined) return;
@@ -54,47 +54,6 @@ function runOptionsFrom(options: CliOptions, task: string): RunOptions {
   };
   if (options.runId !== undefined) runOptions.runId = options.runId;
   return runOptions;
-}
-
-/** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
-function summarize(outcome: Outcome, progress: Progress): void {
-  const tokens = tokensOf(outcome.usage);
-  const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
-  if (tokens !== undefined) details.push(`${tokens} tokens`);
-  details.push(formatElapsed(outcome.durationMs));
-  const error = outcome.error === undefined ? '' : `: ${outcome.error}`;
-  progress.say(`run ${outcome.status} (${details.join(', ')})${error}`);
-  if (outcome.status === 'done' && outcome.truncated) {
-    progress.say(`warning: the answer is truncated${outcome.truncationNote === undefined ? '' : `: ${outcome.truncationNote}`}`);
-  } else if (outcome.status === 'done' && outcome.finalText === undefined) {
-    progress.say('warning: the run ended done without an answer');
-  }
-  if (outcome.status !== 'done' && outcome.outputTail.trim().length > 0) {
-    const tail = outcome.outputTail.slice(-OUTPUT_TAIL_SHOWN).trimEnd();
-    progress.say(`the child's last output:\n${tail}`);
-  }
-}
-
-async function watch(run: Run, progress: Progress, writer: OutputWriter, marks: EventMarks): Promise<void> {
-  try {
-    for await (const event of run) {
-      progress.event(event);
-      reportNotable(event, progress);
-      await writer.event(event);
-      marks.passed(event);
-    }
-  } finally {
-    marks.end();
-  }
-}
-
-/** Events worth a message in every progress mode: rejected lines and the child's own errors. */
-function reportNotable(event: RunEvent, progress: Progress): void {
-  if (event.type === 'rejected') {
-    progress.say(`rejected an event line (${event.code}${event.fatal ? ', fatal' : ''}): ${event.reason}`);
-  } else if (event.type === 'error' && event.error !== undefined) {
-    progress.say(`the child reported an error: ${event.error}`);
-  }
 }
 
 async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
@@ -184,6 +143,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
 /** Parses argv and runs; resolves with the exit code after everything was written. Never rejects. */
 export async function main(argv: readonly string[], streams: CliStreams): Promise<ExitCode> {
   try {
+    if (argv[0] === 'worker') return await runWorkerCommand(parseWorkerCommandLine(argv.slice(1)), streams);
+    if (isRemoteCommandLine(argv)) return await superviseRemote(parseRemoteCommandLine(argv), streams);
     const parsed = parseCommandLine(argv);
     if (parsed.kind === 'usage') {
       streams.stderr.write(usageText());

@@ -30,6 +30,8 @@ interface Held {
   handingBack: boolean;
   /** Its lock was lost: another worker owns the job now, this one writes nothing more. */
   lost: boolean;
+  /** Resolves once the run is in the host (or will never be): controls that arrive earlier wait for it. */
+  started: Promise<void>;
 }
 
 class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWorker {
@@ -167,7 +169,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     const held = this.#held.get(message.runId);
     if (held === undefined || held.lost) return;
     if (message.control === 'cancel' || message.control === 'kill') held.cancelled = true;
-    void this.#host.control(message.runId, message.control, message.text).then((ack) => {
+    void held.started.then(() => this.#host.control(message.runId, message.control, message.text)).then((ack) => {
       held.writer.add({ k: 'ack', a: held.attempt, req: message.req, control: message.control, origin: 'caller', ack });
     });
   }
@@ -205,7 +207,9 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       );
     }
 
-    const held: Held = { attempt, writer, cancelled: false, handingBack: false, lost: false };
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const held: Held = { attempt, writer, cancelled: false, handingBack: false, lost: false, started };
     this.#held.set(runId, held);
     const previous = attempt === 1 ? undefined : job.attemptsMade >= attempt - 1 ? 'retried' : 'lost';
     writer.add(previous === undefined ? { k: 'attempt', a: attempt, worker: this.name } : { k: 'attempt', a: attempt, worker: this.name, previous });
@@ -216,6 +220,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       // Checked after the run is held, so a cancel is either seen here or reaches #control.
       if ((await this.#commands.exists(this.#keys.cancelled(runId))) === 1) {
         held.cancelled = true;
+        markStarted();
         outcome = queueOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled before it started');
       } else {
         outcome = await new Promise<Outcome>((resolve) => {
@@ -232,9 +237,11 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
             delivery: (seq, delivery) => writer.add({ k: 'delivery', a: attempt, seq, d: delivery }),
             outcome: resolve,
           });
+          markStarted();
         });
       }
     } finally {
+      markStarted();
       this.#held.delete(runId);
     }
 

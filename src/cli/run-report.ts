@@ -1,0 +1,50 @@
+// What supervise shows of a run, local or queued: each event (progress, output, control marks) and the closing summary.
+import type { Outcome, RunEvent } from '../run/types/index.js';
+import type { EventMarks } from './event-marks.js';
+import type { OutputWriter } from './output.js';
+import { formatElapsed, type Progress } from './progress.js';
+import { tokensOf } from './usage-tokens.js';
+
+/** The longest tail of the child's own output shown on stderr when a run did not end done. */
+const OUTPUT_TAIL_SHOWN = 2000;
+
+/** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
+export function summarize(outcome: Outcome, progress: Progress): void {
+  const tokens = tokensOf(outcome.usage);
+  const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
+  if (tokens !== undefined) details.push(`${tokens} tokens`);
+  details.push(formatElapsed(outcome.durationMs));
+  const error = outcome.error === undefined ? '' : `: ${outcome.error}`;
+  progress.say(`run ${outcome.status} (${details.join(', ')})${error}`);
+  if (outcome.status === 'done' && outcome.truncated) {
+    progress.say(`warning: the answer is truncated${outcome.truncationNote === undefined ? '' : `: ${outcome.truncationNote}`}`);
+  } else if (outcome.status === 'done' && outcome.finalText === undefined) {
+    progress.say('warning: the run ended done without an answer');
+  }
+  if (outcome.status !== 'done' && outcome.outputTail.trim().length > 0) {
+    const tail = outcome.outputTail.slice(-OUTPUT_TAIL_SHOWN).trimEnd();
+    progress.say(`the child's last output:\n${tail}`);
+  }
+}
+
+export async function watch(run: AsyncIterable<RunEvent>, progress: Progress, writer: OutputWriter, marks: EventMarks): Promise<void> {
+  try {
+    for await (const event of run) {
+      progress.event(event);
+      reportNotable(event, progress);
+      await writer.event(event);
+      marks.passed(event);
+    }
+  } finally {
+    marks.end();
+  }
+}
+
+/** Events worth a message in every progress mode: rejected lines and the child's own errors. */
+function reportNotable(event: RunEvent, progress: Progress): void {
+  if (event.type === 'rejected') {
+    progress.say(`rejected an event line (${event.code}${event.fatal ? ', fatal' : ''}): ${event.reason}`);
+  } else if (event.type === 'error' && event.error !== undefined) {
+    progress.say(`the child reported an error: ${event.error}`);
+  }
+}
