@@ -1,6 +1,6 @@
 // The driver seam: what a protocol driver gives the run core, and the facts it reports back through the sink.
 import type { Readable, Writable } from 'node:stream';
-import type { JsonObject } from '../wire/index.js';
+import type { Usage } from '../wire/index.js';
 import type { ChildExit, RunResult } from './outcome.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
 import type { Delivery, OutcomeErrorCode, RejectedEvent, RunEvent } from './types/index.js';
@@ -73,7 +73,7 @@ export interface ProcessIO {
 export interface TurnReport {
   turn: number;
   stopReason: string;
-  usage?: JsonObject;
+  usage?: Usage;
   /**
    * `true` (default): the child now waits for input, so the state moves on (running -> ready, per
    * the state table). `false`: the child goes on by itself (a HEP round): only turns and usage count.

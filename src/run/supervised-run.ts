@@ -19,7 +19,7 @@ import { StallWatchdog } from './stall-watchdog.js';
 import { SupervisedProcess } from './supervised-process.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
 import type { Ack, ExitRunEvent, Outcome, RejectedEvent, Run, RunEvent, RunEvents } from './types/index.js';
-import { addUsage } from './usage.js';
+import { addUsage } from '../wire/index.js';
 
 /** Environment variable whose unique value marks every process of one run's tree. */
 const TREE_MARKER_ENV = 'SUBVISOR_TREE';

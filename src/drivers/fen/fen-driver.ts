@@ -10,8 +10,8 @@ import type { ControlPayload, ReaderRejection, RunDirectory } from '../../channe
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { OutcomeErrorCode, RejectedEvent } from '../../run/types/index.js';
-import { createSender } from '../../wire/index.js';
-import type { WireControlType, WireEvent } from '../../wire/index.js';
+import { createSender, toUsage } from '../../wire/index.js';
+import type { JsonObject, Usage, WireControlType, WireEvent } from '../../wire/index.js';
 import { readAnswer } from './answer.js';
 import { toRunEvent } from './to-run-event.js';
 
@@ -145,7 +145,7 @@ export class FenDriver implements Driver {
         sink.turnStarted(event.turn);
         break;
       case 'turn-complete':
-        sink.turnCompleted({ turn: event.turn, stopReason: event['stop-reason'], usage: event.usage });
+        sink.turnCompleted({ turn: event.turn, stopReason: event['stop-reason'], ...usageOf(event) });
         break;
       case 'result':
         // Only the first result is the answer: a second one must not read (and remove) another file.
@@ -153,7 +153,7 @@ export class FenDriver implements Driver {
           this.#resultSeen = true;
           sink.result({
             stopReason: event['stop-reason'],
-            usage: event.usage,
+            ...usageOf(event),
             answer: readAnswer(event, {
               maxBytes: this.#context.options.maxFinalTextBytes,
               runStartedAt: this.#context.startedAt,
@@ -200,3 +200,8 @@ export const fenProtocol: Protocol = {
   },
   create: (context) => new FenDriver(context),
 };
+
+/** The `usage` of a turn-complete or result, in subvisor's shape, as a spreadable field. */
+function usageOf(event: { usage?: JsonObject }): { usage?: Usage } {
+  return event.usage === undefined ? {} : { usage: toUsage(event.usage) };
+}

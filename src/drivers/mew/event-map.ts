@@ -1,5 +1,6 @@
 // Maps mew's streaming messages (provider events, tools, subagents, notices) to subvisor's RunEvent shapes.
-import type { JsonObject } from '../../wire/index.js';
+import { addUsage, toUsage } from '../../wire/index.js';
+import type { JsonObject, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import { isObject, stringField } from './messages.js';
@@ -60,11 +61,11 @@ export function providerDraft(event: JsonObject): EventDraft {
  * The usage of one `message_end`: its `usage` object as mew sent it, with `cost` added when it is a
  * number, so the run's summed usage carries the cost too. Undefined when there is neither.
  */
-export function usageOf(event: JsonObject): JsonObject | undefined {
-  const usage = isObject(event['usage']) ? { ...event['usage'] } : undefined;
+export function usageOf(event: JsonObject): Usage | undefined {
+  const usage = isObject(event['usage']) ? toUsage(event['usage']) : undefined;
   const cost = event['cost'];
   if (typeof cost !== 'number' || !Number.isFinite(cost)) return usage;
-  return { ...usage, cost };
+  return addUsage(usage ?? {}, { costUsd: cost });
 }
 
 /** `tool_start {call_id}` -> `tool-call`. mew names the tool in `name` or `tool_name` when it names it at all. */

@@ -1,6 +1,6 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
 import { advance, decide } from '../../wire/index.js';
-import type { JsonObject, JsonValue, RunState } from '../../wire/index.js';
+import type { JsonValue, RunState, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
@@ -401,7 +401,7 @@ export class MewSession {
   }
 
   /** Summed usage of every turn. */
-  usage(): JsonObject | undefined {
+  usage(): Usage | undefined {
     return this.#record.usage;
   }
 

@@ -1,6 +1,6 @@
 // What a mew session's turns leave for the run's end: how the last one ended, the answer, the summed usage.
-import type { JsonObject } from '../../wire/index.js';
-import { addUsage } from '../../run/usage.js';
+import { addUsage } from '../../wire/index.js';
+import type { Usage } from '../../wire/index.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
 import type { EndedTurn } from './turn-stream.js';
 
@@ -16,7 +16,7 @@ export class SessionRecord {
   #lastEnd: LastEnd | undefined;
   #lastError: string | undefined;
   #answer: SessionAnswer | undefined;
-  #usage: JsonObject | undefined;
+  #usage: Usage | undefined;
   /** The last turn ended on an idle notice: a later `turn_failed` alert may still amend it. */
   #endedByIdle = false;
 
@@ -24,7 +24,7 @@ export class SessionRecord {
     return this.#answer;
   }
 
-  get usage(): JsonObject | undefined {
+  get usage(): Usage | undefined {
     return this.#usage;
   }
 
@@ -32,7 +32,7 @@ export class SessionRecord {
     this.#lastEnd = how;
     this.#lastError = error;
     this.#endedByIdle = byIdle;
-    if (ended.usage !== undefined) addUsage((this.#usage ??= {}), ended.usage);
+    if (ended.usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, ended.usage);
     if (ended.answer !== undefined) this.#answer = ended.answer;
   }
 

@@ -1,5 +1,5 @@
 // Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
-import type { JsonObject } from '../../wire/index.js';
+import type { Usage } from '../../wire/index.js';
 
 /** Final status of a run. */
 export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
@@ -99,8 +99,8 @@ export interface Outcome {
   finalTextFileRefusal?: FinalTextFileRefusal;
   /** The result's stop reason. */
   stopReason?: string;
-  /** Token usage: the result's, or else summed from every `turn-complete`. */
-  usage?: JsonObject;
+  /** Token usage: the result's, or else summed from every `turn-complete`, camelCase whatever the protocol's spelling. */
+  usage?: Usage;
   /** Number of turns the run went through (the highest turn number seen). */
   turns: number;
   /** A human-readable reason when the run did not end `done` cleanly (the child's own error when it gave one). */
