@@ -18,7 +18,8 @@ export type {
   UnknownApproval,
 } from './drivers/fuseraft/prompts.js';
 export type { ConnectProtocolName, ProtocolName } from './drivers/index.js';
-export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType } from './wire/index.js';
+export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType, Usage } from './wire/index.js';
+export { totalTokens } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';
 export { SupervisorClosedError } from './pool/errors.js';
 export type * from './pool/types.js';

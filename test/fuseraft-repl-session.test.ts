@@ -79,20 +79,20 @@ describe('turns', () => {
       type: 'turn-complete',
       turn: 1,
       stopReason: 'end_turn',
-      usage: { inputTokens: 100, outputTokens: 20, cachedInputTokens: 50 },
+      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50 },
       turnIndex: 0,
       toolCalls: [{ name: 'read' }],
     });
     expect(rec.log.filter((entry) => String(entry[0]).startsWith('turn'))).toEqual([
       ['turnStarted', 1],
-      ['turnCompleted', 1, 'end_turn', { inputTokens: 100, outputTokens: 20, cachedInputTokens: 50 }],
+      ['turnCompleted', 1, 'end_turn', { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50 }],
     ]);
     expect(s.answer()).toEqual({ text: 'Hello', truncated: false });
     expect(s.state).toBe('ready');
     s.send({ type: 'prompt', text: 'again' });
     feed({ type: 'turn_start' }, { type: 'token', text: 'Bye' }, { type: 'message_end', inputTokens: 1, outputTokens: null });
     expect(s.answer()).toEqual({ text: 'Bye', truncated: false });
-    expect(s.usage()).toEqual({ inputTokens: 101, outputTokens: 20, cachedInputTokens: 50 });
+    expect(s.usage()).toEqual({ inputTokens: 101, outputTokens: 20, cacheReadTokens: 50 });
   });
 
   it('ends a turn on cancelled and on error without message_end, keeping the last completed answer', () => {

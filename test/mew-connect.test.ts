@@ -46,7 +46,7 @@ describe('connectRun mew: scenarios', () => {
     const handle = run(fake, { task: 'Summarise the README', cwd: '/work/project' });
     const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
     expect(outcome).toMatchObject({ status: 'done', finalText: 'The README describes subvisor.', turns: 1, exitCode: null, signal: null, outputTail: '' });
-    expect(outcome.usage).toMatchObject({ input_tokens: 100, output_tokens: 8, cost: 0.001 });
+    expect(outcome.usage).toMatchObject({ inputTokens: 100, outputTokens: 8, costUsd: 0.001 });
     expect(await handle.taskAck).toMatchObject({ status: 'accepted' });
     expect(new Set(events.map((event) => event.type))).toEqual(new Set(['ready', 'info', 'turn-started', 'assistant-thinking-delta', 'tool-call', 'tool-result', 'assistant-text-delta', 'llm-end', 'turn-complete', 'result', 'exit']));
     expect(fake.receivedOf('new_session')[0]!.message).toEqual({ type: 'new_session', cwd: '/work/project' });

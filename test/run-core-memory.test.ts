@@ -21,10 +21,10 @@ function obedient(child: InMemoryChild, answer = 'the answer'): void {
       child.ack(ref, 'accepted');
       child.turnStarted();
       child.text(answer);
-      child.turnComplete('stop', { input: 10, output: 5 });
+      child.turnComplete('stop', { inputTokens: 10, outputTokens: 5 });
     } else if (control.type === 'close') {
       child.ack(ref, 'accepted');
-      child.result(answer, { usage: { input: 10, output: 5 } });
+      child.result(answer, { usage: { inputTokens: 10, outputTokens: 5 } });
       child.exit('done');
       child.gone();
     } else if (control.type === 'cancel') {
@@ -45,7 +45,7 @@ describe('the run core over the in-memory driver', () => {
     obedient(child);
     const outcome = await run.outcome;
     expect(outcome).toMatchObject({ status: 'done', finalText: 'the answer', truncated: false, turns: 1, exitCode: null, signal: null });
-    expect(outcome.usage).toEqual({ input: 10, output: 5 });
+    expect(outcome.usage).toEqual({ inputTokens: 10, outputTokens: 5 });
     expect(outcome.errorCode).toBeUndefined();
     expect(run.pid).toBeUndefined();
     expect(states).toEqual(['ready', 'running', 'ready', 'done']);
@@ -60,14 +60,14 @@ describe('the run core over the in-memory driver', () => {
     const { run, child } = createInMemoryRun({ keepAlive: true });
     child.ready();
     child.turnStarted();
-    child.turnComplete('stop', { input: 1, output: 2, cost: { total: 0.5 } });
+    child.turnComplete('stop', { inputTokens: 1, outputTokens: 2, costUsd: 0.5 });
     child.turnStarted();
-    child.turnComplete('stop', { input: 3, output: 4, cost: { total: 0.25 } });
+    child.turnComplete('stop', { inputTokens: 3, outputTokens: 4, costUsd: 0.25 });
     child.result('two turns');
     child.exit('done');
     child.gone();
     const outcome = await run.outcome;
-    expect(outcome.usage).toEqual({ input: 4, output: 6, cost: { total: 0.75 } });
+    expect(outcome.usage).toEqual({ inputTokens: 4, outputTokens: 6, costUsd: 0.75 });
     expect(outcome.turns).toBe(2);
   });
 

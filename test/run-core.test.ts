@@ -127,7 +127,7 @@ describe('spawnRun core', () => {
       rejectedLines: 0,
     });
     expect(outcome.finalText).toMatch(/^The README introduces subvisor.*no model ran\.\)$/s);
-    expect(outcome.usage).toMatchObject({ 'total-tokens': expect.any(Number) });
+    expect(outcome.usage).toMatchObject({ totalTokens: expect.any(Number) });
     expect(outcome.error).toBeUndefined();
     expect(run.ended).toBe(true);
     expect(readdirSync(stateDir)).toEqual([]);
@@ -187,7 +187,8 @@ describe('spawnRun core', () => {
   });
 
   it('answers acks the child never gives with unanswered', async () => {
-    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300 });
+    // keepAlive: the unanswered task prompt would otherwise let the automatic close take seq 2 (an unanswered control blocks nothing).
+    const run = spawnRun({ ...child('stop-acking'), task: 'hello', stateDir, ackTimeoutMs: 300, killGraceMs: 300, keepAlive: true });
     await nextEvent(run, 'turn-started');
     const ack = await run.steer('are you there?');
     expect(ack).toMatchObject({ status: 'unanswered', seq: 2 });

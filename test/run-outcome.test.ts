@@ -1,6 +1,7 @@
 // Outcome precedence and the outcome record, as a table of pure cases (no process).
 import { describe, expect, it } from 'vitest';
 import { buildOutcome, finalVerdict } from '../src/run/outcome.js';
+import { addUsage, totalTokens, toUsage } from '../src/wire/index.js';
 import type { ChildExit, Verdict } from '../src/run/outcome.js';
 import type { ProcessExit } from '../src/run/supervised-process.js';
 
@@ -30,26 +31,57 @@ describe('finalVerdict: who decides how a run ended', () => {
 
 describe('buildOutcome', () => {
   const report = { exitCode: 0, signal: null, killed: false, escalated: false, outputTail: 'tail' };
-  const base = { runId: 'r', report, turns: 2, rejectedLines: 0, durationMs: 5, turnUsage: { input: 3 } };
+  const base = { runId: 'r', report, turns: 2, rejectedLines: 0, durationMs: 5, turnUsage: { inputTokens: 3 } };
 
   it('done with an answer: no error, the result usage wins over the turn sums', () => {
     const outcome = buildOutcome({
       ...base,
       verdict: { status: 'done', code: 'child-error', error: '', fromChild: true },
       answer: { finalText: 'hi', truncated: false },
-      result: { stopReason: 'stop', usage: { input: 9 } },
+      result: { stopReason: 'stop', usage: { inputTokens: 9 } },
     });
-    expect(outcome).toMatchObject({ status: 'done', finalText: 'hi', truncated: false, stopReason: 'stop', usage: { input: 9 }, outputTail: 'tail' });
+    expect(outcome).toMatchObject({ status: 'done', finalText: 'hi', truncated: false, stopReason: 'stop', usage: { inputTokens: 9 }, outputTail: 'tail' });
     expect(outcome.error).toBeUndefined();
   });
 
   it('done without a result: the missing answer is marked truncated, usage from the turns', () => {
     const outcome = buildOutcome({ ...base, verdict: { status: 'done', code: 'child-error', error: '', fromChild: true }, answer: undefined, result: undefined });
-    expect(outcome).toMatchObject({ truncated: true, truncationNote: 'the child exited done without sending a result', usage: { input: 3 } });
+    expect(outcome).toMatchObject({ truncated: true, truncationNote: 'the child exited done without sending a result', usage: { inputTokens: 3 } });
   });
 
   it('a failure carries its error and code; spawnFailed only for spawn-failed', () => {
     const failed = buildOutcome({ ...base, verdict: { status: 'failed', code: 'spawn-failed', error: 'nope', fromChild: false }, answer: undefined, result: undefined });
     expect(failed).toMatchObject({ status: 'failed', error: 'nope', errorCode: 'spawn-failed', spawnFailed: true, truncated: false });
+  });
+});
+
+describe('usage', () => {
+  it('toUsage: every known spelling lands in one camelCase field; the rest stays under other', () => {
+    expect(toUsage({ input: 812, output: 64, 'cache-read': 5, cost: { total: 0.0031, input: 0.002 } })).toEqual({
+      inputTokens: 812, outputTokens: 64, cacheReadTokens: 5, costUsd: 0.0031, other: { cost: { input: 0.002 } },
+    });
+    expect(toUsage({ input: 1000, output: 20, cost: 0.0033 })).toEqual({ inputTokens: 1000, outputTokens: 20, costUsd: 0.0033 });
+    expect(toUsage({ inputTokens: 10, outputTokens: null, cachedInputTokens: 4 })).toEqual({ inputTokens: 10, cacheReadTokens: 4 });
+    expect(toUsage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cache_creation_input_tokens: 7, reasoning: 9 })).toEqual({
+      inputTokens: 1, outputTokens: 2, totalTokens: 3, cacheWriteTokens: 7, other: { reasoning: 9 },
+    });
+  });
+
+  it('toUsage: hostile values are kept as data under other, never as a count or a prototype', () => {
+    const usage = toUsage(JSON.parse('{"input":"lots","output":1e999,"__proto__":{"polluted":1},"model":"m"}'));
+    expect(usage.inputTokens).toBeUndefined();
+    expect(usage.other?.['input']).toBe('lots');
+    expect(Object.getPrototypeOf(usage.other)).toBe(Object.prototype);
+    expect(Object.hasOwn(usage.other!, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('addUsage sums every field and the numbers under other; totalTokens is input + output, else the child total', () => {
+    const total = addUsage(addUsage({}, { inputTokens: 1, costUsd: 0.5, other: { steps: 1, model: 'a' } }), { inputTokens: 2, outputTokens: 3, other: { steps: 2, model: 'b' } });
+    expect(total).toEqual({ inputTokens: 3, outputTokens: 3, costUsd: 0.5, other: { steps: 3, model: 'a' } });
+    expect(totalTokens(total)).toBe(6);
+    expect(totalTokens({ totalTokens: 40 })).toBe(40);
+    expect(totalTokens({ costUsd: 1 })).toBeUndefined();
+    expect(totalTokens(undefined)).toBeUndefined();
   });
 });

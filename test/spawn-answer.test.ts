@@ -179,7 +179,7 @@ describe('missing result and usage', () => {
     expect(outcome.finalText).toBeUndefined();
     expect(outcome.truncated).toBe(true);
     expect(outcome.truncationNote).toBeTypeOf('string');
-    expect(outcome.usage).toMatchObject({ input: 20, output: 10 });
+    expect(outcome.usage).toMatchObject({ inputTokens: 20, outputTokens: 10 });
     expect(outcome.turns).toBe(2);
     expect(outcome.exitCode).toBe(0);
   });
@@ -195,7 +195,7 @@ describe('missing result and usage', () => {
     await s.control((run) => run.close());
     const outcome = await s.finish({ status: 'done', mirror: true });
     const result = resultOf(s.events);
-    expect(result?.usage).toMatchObject({ input: 11, output: 7 });
+    expect(result?.usage).toMatchObject({ inputTokens: 11, outputTokens: 7 });
     expect(outcome.usage).toEqual(result?.usage);
     expect(outcome.stopReason).toBe('stop');
     expect(outcome.finalText).toBe('two');

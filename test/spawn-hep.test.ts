@@ -4,6 +4,7 @@ import { ControlRefusedError, spawnRun } from '../src/index.js';
 import type { Ack, Outcome, Run, RunEvent, RunOptions } from '../src/index.js';
 import { fakeFa } from '../src/testing/index.js';
 import type { FakeFa, FaScenario, FaBuiltinScenarioName } from '../src/testing/index.js';
+import { toUsage } from '../src/wire/index.js';
 import type { JsonObject } from '../src/wire/index.js';
 
 const fakes: FakeFa[] = [];
@@ -75,7 +76,7 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expect(outcome.errorCode).toBeUndefined();
     expect(outcome.finalText).toBe(done.at(-1)!['message']);
     const sum = (key: string) => done.reduce((total, frame) => total + ((frame['usage'] as JsonObject)[key] as number), 0);
-    expect(outcome.usage).toEqual({ input: sum('input'), output: sum('output'), cost: sum('cost') });
+    expect(outcome.usage).toEqual({ inputTokens: sum('input'), outputTokens: sum('output'), costUsd: sum('cost') });
     expect(outcome.stopReason).toBe('stop');
     expect(states).toEqual(['ready', 'running', 'done']);
     expect((await run.taskAck)?.status).toBe('accepted');
@@ -133,7 +134,7 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     const { fake, events, outcome } = await runHep('provider-error');
     const error = fake.transcript().frames.find((frame) => frame['type'] === 'turn_error')!['error'];
     expect(outcome).toMatchObject({ status: 'failed', errorCode: 'child-error', error, exitCode: 1, turns: 2 });
-    expect(outcome.usage).toEqual(fake.transcript().frames.find((frame) => frame['type'] === 'turn_done')!['usage']);
+    expect(outcome.usage).toEqual(toUsage(fake.transcript().frames.find((frame) => frame['type'] === 'turn_done')!['usage'] as JsonObject));
     expect(ofType(events, 'error')).toEqual([expect.objectContaining({ error, source: 'provider' })]);
     expect(ofType(events, 'turn-complete').at(-1)?.stopReason).toBe('error');
     expect(ofType(events, 'result')).toHaveLength(0);

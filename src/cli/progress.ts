@@ -2,7 +2,7 @@
 import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
 import type { RunEvent, RunHandleState } from '../run/types/index.js';
-import { tokensOf } from './usage-tokens.js';
+import { totalTokens } from '../wire/index.js';
 
 export type ProgressMode = 'live' | 'plain' | 'quiet';
 
@@ -106,7 +106,7 @@ export class Progress {
         this.note(`turn ${event.turn} started`);
         break;
       case 'llm-end':
-        this.status.turnTokens += tokensOf(event.usage) ?? 0;
+        this.status.turnTokens += totalTokens(event.usage) ?? 0;
         break;
       case 'tool-call':
         this.status.tool = event.name;
@@ -116,7 +116,7 @@ export class Progress {
         this.status.tool = undefined;
         break;
       case 'turn-complete': {
-        const tokens = tokensOf(event.usage);
+        const tokens = totalTokens(event.usage);
         this.status.doneTokens += tokens ?? this.status.turnTokens;
         this.status.turnTokens = 0;
         this.status.tool = undefined;

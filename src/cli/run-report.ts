@@ -3,14 +3,14 @@ import type { Outcome, RunEvent } from '../run/types/index.js';
 import type { EventMarks } from './event-marks.js';
 import type { OutputWriter } from './output.js';
 import { formatElapsed, type Progress } from './progress.js';
-import { tokensOf } from './usage-tokens.js';
+import { totalTokens } from '../wire/index.js';
 
 /** The longest tail of the child's own output shown on stderr when a run did not end done. */
 const OUTPUT_TAIL_SHOWN = 2000;
 
 /** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
 export function summarize(outcome: Outcome, progress: Progress): void {
-  const tokens = tokensOf(outcome.usage);
+  const tokens = totalTokens(outcome.usage);
   const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
   if (tokens !== undefined) details.push(`${tokens} tokens`);
   details.push(formatElapsed(outcome.durationMs));

@@ -1,5 +1,5 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
-import type { JsonObject } from '../wire/index.js';
+import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
 import type { FinalTextFileRefusal, Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
 
@@ -25,7 +25,7 @@ export interface ChildExit {
 export interface RunResult {
   stopReason: string;
   /** The protocol's own total usage; when absent the outcome sums the turns' usage. */
-  usage?: JsonObject;
+  usage?: Usage;
   answer: Promise<Answer>;
 }
 
@@ -104,7 +104,7 @@ export interface OutcomeInputs {
   answer: Answer | undefined;
   result: Omit<RunResult, 'answer'> | undefined;
   /** Usage summed from every turn-complete (used when the result has none). */
-  turnUsage: JsonObject | undefined;
+  turnUsage: Usage | undefined;
   turns: number;
   rejectedLines: number;
   durationMs: number;

@@ -2,7 +2,7 @@
 import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../run/driver.js';
 import { resolveOptions } from '../run/spawn-run.js';
 import { SupervisedRun } from '../run/supervised-run.js';
-import type { JsonObject } from '../wire/index.js';
+import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, RejectedEvent, Run, RunEvent, RunOptions } from '../run/types/index.js';
 
 /** A control as the in-memory child received it: its ref (the Ack's `seq`) and the control. */
@@ -33,13 +33,13 @@ export interface InMemoryChild {
   /** `assistant-text-delta`. */
   text(delta: string): void;
   /** `turn-complete` of the open turn. */
-  turnComplete(stopReason?: string, usage?: JsonObject): void;
+  turnComplete(stopReason?: string, usage?: Usage): void;
   /** `steering-injected` / `follow-up-injected` naming the control `ref`. */
   injected(ref: number, kind?: 'steer' | 'follow-up'): void;
   /** `info` listing dropped steer/follow-up refs. */
   dropped(refs: number[]): void;
   /** `result` with the answer. */
-  result(finalText: string | undefined, options?: { stopReason?: string; usage?: JsonObject; truncated?: boolean }): void;
+  result(finalText: string | undefined, options?: { stopReason?: string; usage?: Usage; truncated?: boolean }): void;
   /** `exit`: the child says how it ended (the run ends when it is `gone()`, or after the kill grace). */
   exit(status: OutcomeStatus, error?: string): void;
   /** Any other event, published as it is (its `seq` and `run` are filled in). */

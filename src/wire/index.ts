@@ -7,3 +7,5 @@ export type { Sender, Receiver } from './sequence.js';
 export { decide, advance, isTerminal, RUN_STATES, INTERNAL_EVENTS } from './state.js';
 export { WIRE_EVENT_TYPES, WIRE_CONTROL_TYPES } from './schema.js';
 export type { Decision, ControlAction, InternalEvent } from './state.js';
+export { toUsage, addUsage, totalTokens } from './usage.js';
+export type { Usage } from './usage.js';

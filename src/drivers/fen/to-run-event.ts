@@ -1,5 +1,6 @@
 // Converts decoded wire events (kebab-case keys) into the camelCase RunEvent objects users see.
-import type { WireEvent } from '../../wire/index.js';
+import { toUsage } from '../../wire/index.js';
+import type { JsonObject, WireEvent } from '../../wire/index.js';
 import type { RunEvent } from '../../run/types/index.js';
 
 const keyCache = new Map<string, string>();
@@ -37,7 +38,8 @@ export function camelKey(key: string): string {
 
 /**
  * The camelCase copy of one event. Every top-level key is converted, unknown extra fields included;
- * nested values (usage, arguments, results) are kept as they are. When two keys map to the same
+ * `usage` (validated as an object) becomes subvisor's {@link Usage}; other nested values (arguments,
+ * results) are kept as they are. When two keys map to the same
  * camelCase name (`a-b` and `aB`), the one written in kebab case wins, as it is the protocol's. An
  * extra key that would turn into an envelope key (`type?`) keeps its original spelling.
  */
@@ -56,6 +58,13 @@ export function toRunEvent(event: WireEvent): RunEvent {
   // for...in over a JSON.parse result sees exactly its own keys, and is faster than Object.keys here.
   for (const key in source) {
     let name: string;
+    // llm-end, turn-complete and result carry usage (checked to be an object); on another type it is an unknown extra field.
+    const value = source[key];
+    if (key === 'usage' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      converted['usage'] = toUsage(value as JsonObject);
+      index++;
+      continue;
+    }
     if (keys[index] === key) {
       name = names[index]!;
     } else {

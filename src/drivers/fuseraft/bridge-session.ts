@@ -1,6 +1,7 @@
 // One `fuseraft run --bridge` orchestration session: stdout frames to facts and events, cancel to interrupt. Pure.
-import type { JsonObject, RunState } from '../../wire/index.js';
-import { bridgeDisplayDraft, passthrough, sumUsage, usageOf, withExtras } from './event-drafts.js';
+import { addUsage } from '../../wire/index.js';
+import type { JsonObject, RunState, Usage } from '../../wire/index.js';
+import { bridgeDisplayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
@@ -56,7 +57,7 @@ export class BridgeSession {
   #turn = 0;
   #turnOpen = false;
   #answer: SessionAnswer | undefined;
-  #usage: JsonObject | undefined;
+  #usage: Usage | undefined;
   #result: Frame | undefined;
   #cancelled = false;
   #gone = false;
@@ -184,7 +185,7 @@ export class BridgeSession {
       };
     }
     const usage = usageOf(message);
-    if (usage !== undefined) this.#usage = sumUsage(this.#usage, usage);
+    if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
     this.#turnOpen = false;
     const complete: Record<string, unknown> = { type: 'turn-complete', turn: this.#turn, stopReason: 'end_turn', ...base };
     if (usage !== undefined) complete['usage'] = usage;
@@ -282,7 +283,7 @@ export class BridgeSession {
   }
 
   /** Summed usage: the result's totals, or else the sum of every agent message's. */
-  usage(): JsonObject | undefined {
+  usage(): Usage | undefined {
     return (this.#result === undefined ? undefined : usageOf(this.#result)) ?? this.#usage;
   }
 

@@ -1,5 +1,6 @@
 // Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
-import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { toUsage } from '../../wire/index.js';
+import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import type { RunEventType } from '../../run/types/index.js';
 import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
 import type { Frame } from './frames.js';
@@ -104,23 +105,13 @@ export function bridgeDisplayDraft(frame: Frame): EventDraft | undefined {
 }
 
 /** Token usage of a frame (message_end, an AgentMessage, result): its counts that are present and not null. */
-export function usageOf(source: JsonObject): JsonObject | undefined {
-  let usage: JsonObject | undefined;
+export function usageOf(source: JsonObject): Usage | undefined {
+  const counts: JsonObject = {};
   for (const key of ['inputTokens', 'outputTokens', 'cachedInputTokens']) {
     const value = countField(source, key);
-    if (value !== undefined) (usage ??= {})[key] = value;
+    if (value !== undefined) counts[key] = value;
   }
-  return usage;
-}
-
-/** The sum of two usages from {@link usageOf} (flat token counts). */
-export function sumUsage(total: JsonObject | undefined, usage: JsonObject): JsonObject {
-  const sum: JsonObject = { ...total };
-  for (const [key, value] of Object.entries(usage)) {
-    const current = sum[key];
-    sum[key] = (typeof current === 'number' ? current : 0) + (typeof value === 'number' ? value : 0);
-  }
-  return sum;
+  return Object.keys(counts).length === 0 ? undefined : toUsage(counts);
 }
 
 /** Copies the frame fields named in `names` (frame key -> draft key) that are present and not null. */

@@ -1,7 +1,7 @@
 // One `fuseraft repl --vscode` chat: stdout frames to facts and events, run controls to stdin lines. Pure: no process.
-import { advance, decide } from '../../wire/index.js';
-import type { JsonObject, RunState } from '../../wire/index.js';
-import { displayDraft, passthrough, sumUsage, usageOf, withExtras } from './event-drafts.js';
+import { addUsage, advance, decide } from '../../wire/index.js';
+import type { JsonObject, RunState, Usage } from '../../wire/index.js';
+import { displayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
@@ -72,7 +72,7 @@ export class ReplSession {
   #lastEnd: TurnEnd | undefined;
   #lastError: string | undefined;
   #answer: SessionAnswer | undefined;
-  #usage: JsonObject | undefined;
+  #usage: Usage | undefined;
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = DEFAULT_FINALIZE_PROMPT;
@@ -229,7 +229,7 @@ export class ReplSession {
     this.#lastError = error;
     this.#interrupter.settled();
     const usage = end === 'completed' ? usageOf(frame) : undefined;
-    if (usage !== undefined) this.#usage = sumUsage(this.#usage, usage);
+    if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
     if (end === 'completed') this.#answer = this.#turnText.take();
     const stopReason = end === 'completed' ? 'end_turn' : end === 'cancelled' ? 'aborted' : 'error';
     const draft = { type: 'turn-complete' as const, turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }) };
@@ -423,7 +423,7 @@ export class ReplSession {
   }
 
   /** Summed usage of every completed turn. */
-  usage(): JsonObject | undefined {
+  usage(): Usage | undefined {
     return this.#usage;
   }
 

@@ -1,5 +1,5 @@
 // What a fuseraft session needs from the process and reports to the run core: its I/O and its facts.
-import type { JsonObject } from '../../wire/index.js';
+import type { JsonObject, Usage } from '../../wire/index.js';
 import type { Delivery } from '../../run/types/index.js';
 import type { EventDraft } from './event-drafts.js';
 import type { LineRejection } from './frames.js';
@@ -34,7 +34,7 @@ export interface SessionFacts {
   /** A turn began (turns count from 1). */
   turnStarted(turn: number): void;
   /** A turn ended: `end_turn`, `aborted` (cancelled) or `error`. */
-  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
   /** The run's answer, once, when fuseraft says the session is over (repl: `session_end`; bridge: `result`). */
   result(report: SessionResult): void;
   /** fuseraft said it is about to exit (`session_end`, `result`): `provisionalEnd()` says how the run ended. */
@@ -45,7 +45,7 @@ export interface SessionFacts {
 export interface SessionResult {
   stopReason: string;
   answer: SessionAnswer | undefined;
-  usage: JsonObject | undefined;
+  usage: Usage | undefined;
 }
 
 /** A control as the run core hands it to a session. */

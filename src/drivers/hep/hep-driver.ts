@@ -14,7 +14,8 @@ import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { RejectedCode, RunEvent } from '../../run/types/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { SplitLine } from '../../text/line-splitter.js';
-import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { addUsage, toUsage } from '../../wire/index.js';
+import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import { extraFields, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
 import type { HepFrame } from './frames.js';
 
@@ -62,8 +63,8 @@ export class HepDriver implements Driver {
   #lastTurnDone: { seq: number; message: string; stopReason: string } | undefined;
   #terminal: Terminal | undefined;
   #turnError: string | undefined;
-  readonly #usage: JsonObject = {};
-  #usageSeen = false;
+  /** The rounds' usage summed (HEP's result has none of its own); undefined until a round reports some. */
+  #usage: Usage | undefined;
   #skippedFrames = 0;
 
   constructor(context: DriverContext) {
@@ -267,8 +268,9 @@ export class HepDriver implements Driver {
         seq,
       );
     }
-    const usage = frame['usage'] as JsonObject | undefined;
-    if (usage !== undefined) this.#addUsage(usage);
+    const reported = frame['usage'] as JsonObject | undefined;
+    const usage = reported === undefined ? undefined : toUsage(reported);
+    if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
     this.#terminal = 'done';
     this.#lastTurnDone = { seq, message: frame['message'] as string, stopReason: frame['stop_reason'] as string };
     this.#closeRound(turn, frame['stop_reason'] as string, usage, seq);
@@ -282,7 +284,7 @@ export class HepDriver implements Driver {
     this.#publish({ type: 'turn-started', turn, ...(frame === undefined ? {} : extraFields(frame, known)) }, seq);
   }
 
-  #closeRound(turn: number, stopReason: string, usage: JsonObject | undefined, seq: number): void {
+  #closeRound(turn: number, stopReason: string, usage: Usage | undefined, seq: number): void {
     // A round ends; the child goes on by itself (the next round, or its exit): the state stays running.
     this.#closedTurn = Math.max(this.#closedTurn, turn);
     this.#context.sink.turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: false });
@@ -339,7 +341,7 @@ export class HepDriver implements Driver {
         ? { truncationNote: `${this.#skippedFrames} stdout line(s) longer than maxFrameBytes were skipped; the answer may be from an earlier round` }
         : {}),
     };
-    const usage = this.#usageSeen ? { ...this.#usage } : undefined;
+    const usage = this.#usage === undefined ? undefined : addUsage({}, this.#usage);
     this.#context.sink.result({ stopReason: last.stopReason, answer: Promise.resolve(answer) });
     this.#publish(
       { type: 'result', stopReason: last.stopReason, finalText: last.message, ...(usage === undefined ? {} : { usage }) },
@@ -353,15 +355,6 @@ export class HepDriver implements Driver {
     if (exit.error !== undefined) event['error'] = exit.error;
     // HEP has no exit frame: the event is made from the exit code, so it has no v/seq (see docs/protocols.md).
     this.#context.sink.event(event as RunEvent);
-  }
-
-  #addUsage(usage: JsonObject): void {
-    this.#usageSeen = true;
-    for (const [key, value] of Object.entries(usage)) {
-      if (typeof value !== 'number' || !Number.isFinite(value) || key === '__proto__') continue;
-      const current = this.#usage[key];
-      this.#usage[key] = (typeof current === 'number' ? current : 0) + value;
-    }
   }
 
   /* ---------------------------------------------------------------------------------------------- */

@@ -1,9 +1,16 @@
 // Maps mew's streaming messages (provider events, tools, subagents, notices) to subvisor's RunEvent shapes.
-import type { JsonObject } from '../../wire/index.js';
+import { addUsage, toUsage } from '../../wire/index.js';
+import type { JsonObject, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import { isObject, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
+
+/** Messages the seed documents that carry nothing the run acts on: `info` events. */
+export const NOTICES: ReadonlySet<string> = new Set([
+  'session_list', 'session_cleared', 'session_title_changed', 'model_list', 'model_switched', 'thinking_variant_changed',
+  'todos_updated', 'job_update', 'job_output', 'job_output_error', 'slash_result', 'project_list', 'session_usage_changed',
+]);
 
 /** Which streamed part a `part_delta` belongs to, by its `field`. */
 export type DeltaKind = 'text' | 'thinking' | 'other';
@@ -54,11 +61,11 @@ export function providerDraft(event: JsonObject): EventDraft {
  * The usage of one `message_end`: its `usage` object as mew sent it, with `cost` added when it is a
  * number, so the run's summed usage carries the cost too. Undefined when there is neither.
  */
-export function usageOf(event: JsonObject): JsonObject | undefined {
-  const usage = isObject(event['usage']) ? { ...event['usage'] } : undefined;
+export function usageOf(event: JsonObject): Usage | undefined {
+  const usage = isObject(event['usage']) ? toUsage(event['usage']) : undefined;
   const cost = event['cost'];
   if (typeof cost !== 'number' || !Number.isFinite(cost)) return usage;
-  return { ...usage, cost };
+  return addUsage(usage ?? {}, { costUsd: cost });
 }
 
 /** `tool_start {call_id}` -> `tool-call`. mew names the tool in `name` or `tool_name` when it names it at all. */

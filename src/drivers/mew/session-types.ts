@@ -1,5 +1,5 @@
 // What a mew session needs from its connection and reports to the run core: its I/O, its facts, its options.
-import type { JsonObject } from '../../wire/index.js';
+import type { Usage } from '../../wire/index.js';
 import type { Delivery } from '../../run/types/index.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
@@ -31,7 +31,7 @@ export interface MewFacts {
   /** A held follow-up reached mew (its receipt accepted it) or was dropped. */
   delivery(ref: number, delivery: Delivery): void;
   turnStarted(turn: number): void;
-  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
   /** The run's answer, once, when the session ends `done`. */
   result(report: SessionResult): void;
   /** How the run ended (made up: a daemon session has no exit of its own); the session then detaches. */

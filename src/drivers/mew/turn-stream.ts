@@ -1,6 +1,6 @@
 // One mew turn at a time: its streamed messages to events, its answer text, usage and stop reason.
-import type { JsonObject } from '../../wire/index.js';
-import { addUsage } from '../../run/usage.js';
+import type { JsonObject, Usage } from '../../wire/index.js';
+import { addUsage } from '../../wire/index.js';
 import { passthrough } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import { BoundedText } from '../fuseraft/session-io.js';
@@ -17,7 +17,7 @@ export const TURN_MESSAGES: ReadonlySet<string> = new Set([
 export interface TurnFacts {
   event(draft: EventDraft): void;
   turnStarted(turn: number): void;
-  turnCompleted(turn: number, stopReason: string, usage: JsonObject | undefined): void;
+  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
 }
 
 /** How a turn ended, as far as the stream tells. */
@@ -26,7 +26,7 @@ export type StreamEnd = 'completed' | 'failed' | 'cancelled';
 /** What an ended turn leaves: its answer (completed turns only) and its usage. */
 export interface EndedTurn {
   answer: SessionAnswer | undefined;
-  usage: JsonObject | undefined;
+  usage: Usage | undefined;
 }
 
 /**
@@ -41,7 +41,7 @@ export class TurnStream {
   #turn = 0;
   #open = false;
   #text: BoundedText;
-  #usage: JsonObject | undefined;
+  #usage: Usage | undefined;
   #finish: string | undefined;
   readonly #toolNames = new Map<string, string>();
 

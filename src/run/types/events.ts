@@ -1,5 +1,5 @@
 // Public run events: the camelCase RunEvent union every protocol's driver yields, the same for all.
-import type { JsonObject, JsonValue, RejectionCode } from '../../wire/index.js';
+import type { JsonObject, JsonValue, RejectionCode, Usage } from '../../wire/index.js';
 
 /**
  * Fields every decoded event carries: the envelope. Unknown extra fields the child sent are kept,
@@ -42,7 +42,7 @@ export type UserRunEvent = DisplayEvent<'user', { text?: string }>;
 /** `llm-start`: a model call began. */
 export type LlmStartRunEvent = DisplayEvent<'llm-start', { provider?: string; model?: string }>;
 /** `llm-end`: a model call ended (`stop-reason` -> `stopReason`). */
-export type LlmEndRunEvent = DisplayEvent<'llm-end', { stopReason?: string; usage?: JsonObject }>;
+export type LlmEndRunEvent = DisplayEvent<'llm-end', { stopReason?: string; usage?: Usage }>;
 /** `assistant-text`: a complete text block (`final?` -> `final`, `content-index` -> `contentIndex`). */
 export type AssistantTextRunEvent = DisplayEvent<'assistant-text', { final: boolean; contentIndex?: number; text?: string }>;
 /** `assistant-text-delta`: a streamed piece of text. */
@@ -81,7 +81,7 @@ export type ReadyRunEvent = LifecycleEvent<'ready', {}>;
 /** `turn-started`: a turn began (turns count from 1). */
 export type TurnStartedRunEvent = LifecycleEvent<'turn-started', { turn: number }>;
 /** `turn-complete`: a turn ended, with its stop reason (`aborted` when interrupted) and summed usage. */
-export type TurnCompleteRunEvent = LifecycleEvent<'turn-complete', { turn: number; stopReason: string; usage?: JsonObject }>;
+export type TurnCompleteRunEvent = LifecycleEvent<'turn-complete', { turn: number; stopReason: string; usage?: Usage }>;
 /** `control-ack`: the child's answer to the control whose seq is `ref`. Also surfaced as {@link Ack}. */
 export type ControlAckRunEvent = LifecycleEvent<
   'control-ack',
@@ -96,7 +96,7 @@ export type ResultRunEvent = LifecycleEvent<
   {
     stopReason: string;
     finalText?: string;
-    usage?: JsonObject;
+    usage?: Usage;
     truncated?: boolean;
     finalTextPath?: string;
     /** Sent only by older children. */
@@ -137,12 +137,14 @@ export type RejectedCode =
   | 'foreign-run'
   /** The event file shrank below the read offset (fatal). */
   | 'event-file-truncated'
+  /** The event file was swapped: renamed over, removed (and re-created), or truncated and written again (fatal). */
+  | 'event-file-replaced'
   /** Reading the event file failed (fatal). */
   | 'read-error';
 
 /**
  * A line of the event file that was not accepted. `fatal` ones (version mismatch, foreign run,
- * truncated event file) end the run `failed`; the others are reported, counted in
+ * truncated or replaced event file) end the run `failed`; the others are reported, counted in
  * `outcome.rejectedLines`, and the run goes on.
  */
 export interface RejectedEvent {

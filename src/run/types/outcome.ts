@@ -1,5 +1,5 @@
 // Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
-import type { JsonObject } from '../../wire/index.js';
+import type { Usage } from '../../wire/index.js';
 
 /** Final status of a run. */
 export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
@@ -8,6 +8,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * Why a run did not end as planned; set together with `outcome.error`.
  * - `spawn-failed`: the command could not be started (ENOENT, EACCES...). The CLI maps it to exit code 3.
  * - `version-mismatch`, `foreign-run`, `event-file-truncated`: protocol failures (the run was cancelled and reaped).
+ * - `event-file-replaced`: the child swapped its event file (renamed another over it, removed and re-created it, or
+ *   truncated and rewrote it): a protocol failure, as above.
  * - `ready-timeout`: no `ready` within `readyTimeoutMs`.
  * - `deadline`: the parent enforced the deadline (status `timed-out`).
  * - `aborted`: the parent cancelled the run: `cancel()`, the `signal`, `terminate()` or disposal (status `cancelled`).
@@ -32,6 +34,7 @@ export type OutcomeErrorCode =
   | 'version-mismatch'
   | 'foreign-run'
   | 'event-file-truncated'
+  | 'event-file-replaced'
   | 'ready-timeout'
   | 'deadline'
   | 'aborted'
@@ -99,8 +102,8 @@ export interface Outcome {
   finalTextFileRefusal?: FinalTextFileRefusal;
   /** The result's stop reason. */
   stopReason?: string;
-  /** Token usage: the result's, or else summed from every `turn-complete`. */
-  usage?: JsonObject;
+  /** Token usage: the result's, or else summed from every `turn-complete`, camelCase whatever the protocol's spelling. */
+  usage?: Usage;
   /** Number of turns the run went through (the highest turn number seen). */
   turns: number;
   /** A human-readable reason when the run did not end `done` cleanly (the child's own error when it gave one). */
