@@ -153,7 +153,9 @@ export class MewSession {
     const message = read.message;
     if (message.type === 'pong') return this.#handshake.pong(message);
     if (message.type === 'session_ready') return this.#handshake.sessionReady(message);
-    if (!this.#handshake.ready) {
+    // session_history follows session_ready, and may come before the pong that completes the handshake.
+    const historyNow = message.type === 'session_history' && this.#handshake.sessionId !== undefined;
+    if (!this.#handshake.ready && !historyNow) {
       this.#facts.rejected({ code: 'out-of-order', reason: `a ${message.type} message before session_ready`, lineType: message.type });
       return;
     }
@@ -203,8 +205,16 @@ export class MewSession {
     }
   }
 
+  /**
+   * A streamed message. With no turn open, one that starts output (a turn another client started, or
+   * a receipt still on its way) opens a turn; a trailing one (a late `message_end`, `tool_end`...)
+   * is only reported, so it cannot open a turn that nothing would end.
+   */
   #onTurnMessage(message: MewMessage): void {
-    if (!this.#stream.open) this.#openTurn();
+    if (!this.#stream.open) {
+      if (!startsOutput(message)) return this.#facts.event(passthrough(message, 'after the turn ended'));
+      this.#openTurn();
+    }
     this.#stream.take(message);
   }
 
@@ -417,4 +427,11 @@ function noteOf(control: MewControl): string {
 
 function historyLength(message: MewMessage): number {
   return Array.isArray(message['messages']) ? message['messages'].length : 0;
+}
+
+/** Whether a streamed message begins output (and so may open a turn): a part starting or growing, a tool or subagent starting. */
+function startsOutput(message: MewMessage): boolean {
+  if (message.type === 'tool_start' || message.type === 'subagent_start') return true;
+  const event = message['event'];
+  return message.type === 'provider' && typeof event === 'object' && event !== null && !Array.isArray(event) && (event['type'] === 'part_start' || event['type'] === 'part_delta');
 }
