@@ -70,7 +70,9 @@ async function settledEventFile(channelDir) {
  * drains as fast as it can. The events decoded before the pause are not timed.
  */
 async function backlogRate(scenario, count, highWaterMark) {
-  const run = spawnRun({ ...childOptions(scenario), task: FLOOD_TASK, killGraceMs: 1000, highWaterMark });
+  // keepAlive: the parent learns that the child went idle while the flood still waits in the file (it reads
+  // facts ahead), and must not close it: the file has to stay until the consumer drained it.
+  const run = spawnRun({ ...childOptions(scenario), task: FLOOD_TASK, killGraceMs: 1000, highWaterMark, keepAlive: true });
   const events = run[Symbol.asyncIterator]();
   for (let next = await events.next(); !next.done; next = await events.next()) {
     if (next.value.type === 'turn-started') break;
@@ -86,6 +88,7 @@ async function backlogRate(scenario, count, highWaterMark) {
     received++;
     if (received === skip) started = process.hrtime.bigint();
     last = process.hrtime.bigint();
+    if (received === count) void run.close();
   }
   await expectDone(run, received, count);
   return (received - skip) / (nsToMs(last - started) / 1000);

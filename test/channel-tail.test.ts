@@ -1,5 +1,5 @@
 // Channel unit tests without a child process: the line tail and the event reader, fed by hand-written lines.
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,6 +28,7 @@ function recorder() {
     oversize: () => reports.push('oversize'),
     incomplete: (bytes) => reports.push(`incomplete ${bytes}`),
     truncated: (size, offset) => reports.push(`truncated ${size} < ${offset}`),
+    replaced: (reason) => reports.push(`replaced: ${reason}`),
     failed: (error) => reports.push(`failed ${error.message}`),
   };
   return { lines, reports, handlers };
@@ -41,6 +42,83 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('line tail: the file must stay the same file', () => {
+  it('a file renamed over the path is reported as replaced, and nothing of it is read', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, '{"a":1}\n');
+    tail.drain();
+    const other = join(dir, 'other');
+    writeFileSync(other, '{"forged":1}\n');
+    renameSync(other, path);
+    tail.drain();
+    expect(lines).toEqual(['{"a":1}']);
+    expect(reports).toEqual([expect.stringMatching(/^replaced: .*renamed over/)]);
+    expect(tail.stopped).toBe(true);
+  });
+
+  it('a removed file, and a removed and re-created one, are reported', () => {
+    for (const recreate of [false, true]) {
+      writeFileSync(path, '');
+      const { reports, handlers } = recorder();
+      const tail = new LineTail(path, handlers);
+      tail.start();
+      rmSync(path);
+      if (recreate) writeFileSync(path, '{"new":1}\n');
+      tail.drain();
+      expect(reports).toEqual([recreate ? expect.stringMatching(/replaced by another file/) : 'replaced: the event file was removed']);
+      tail.close();
+    }
+  });
+
+  it('truncated and written again past the read offset: the changed bytes before the offset give it away', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    appendFileSync(path, '{"seq":1}\n{"seq":2}\n');
+    tail.drain();
+    truncateSync(path, 0);
+    appendFileSync(path, '{"seq":9}\n{"seq":10}\n{"seq":11}\n');
+    tail.drain();
+    expect(lines).toEqual(['{"seq":1}', '{"seq":2}']);
+    expect(reports).toEqual([expect.stringMatching(/^replaced: .*rewritten/)]);
+  });
+
+  it('a paused tail notices a swap at its next safety poll, without reading', () => {
+    const { lines, reports, handlers } = recorder();
+    let paused = false;
+    const tail = new LineTail(path, handlers, { shouldPause: () => paused });
+    tail.start();
+    appendFileSync(path, '{"a":1}\n');
+    tail.drain();
+    paused = true;
+    appendFileSync(path, '{"b":2}\n');
+    rmSync(path);
+    writeFileSync(path, '');
+    tail.pollIfDue(Date.now() + 60_000);
+    expect(lines).toEqual(['{"a":1}']);
+    expect(reports).toEqual([expect.stringMatching(/replaced by another file/)]);
+  });
+
+  it('appends alone never look like a swap (witness kept across many small and large reads)', () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers);
+    tail.start();
+    for (let i = 0; i < 200; i++) {
+      appendFileSync(path, `${JSON.stringify({ i, pad: 'p'.repeat(i * 7) })}\n`);
+      if (i % 3 === 0) tail.drain();
+    }
+    appendFileSync(path, `${'z'.repeat(100_000)}`);
+    tail.drain();
+    appendFileSync(path, '\n{"last":1}\n');
+    tail.drain();
+    expect(reports).toEqual(['oversize']);
+    expect(lines.at(-1)).toBe('{"last":1}');
+    expect(lines).toHaveLength(201);
+  });
+});
 
 describe('line tail', () => {
   it('hands on whole lines only and joins a line written in pieces', () => {

@@ -239,11 +239,11 @@ describe('fuseraft serve: faults', () => {
     expect(events.find((event) => event.type === 'rejected')).toMatchObject({ code: 'malformed', fatal: false });
   });
 
-  it('an unknown message type is passed through as info; the run goes on', async () => {
+  it('an unknown message type is a passthrough event carrying the message; the run goes on', async () => {
     const daemon = await daemonOf({ misbehave: ['unknown-type'] });
     const { outcome, events } = await finish(start(daemon, { task: 'x' }));
-    expect(outcome.status).toBe('done');
-    expect(events.find((event) => field(event, 'nativeType') === 'quantum_flux')).toMatchObject({ type: 'info', level: 3 });
+    expect(outcome).toMatchObject({ status: 'done', rejectedLines: 0 });
+    expect(events.find((event) => event.type === 'passthrough')).toMatchObject({ protocol: 'fuseraft-serve', frame: { type: 'quantum_flux', level: 3 } });
   });
 
   it('another protocol version is fatal', async () => {

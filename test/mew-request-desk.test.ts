@@ -119,3 +119,18 @@ describe('message codec', () => {
     expect(readMessage('{"type":"session_ready","session_id":"s","model":null}', 1)).toEqual({ message: { type: 'session_ready', session_id: 's', model: null }, usable: true });
   });
 });
+
+describe('session signals', () => {
+  it('reads a turn end leniently: the alert as a string or a tagged object; idle in its several spellings', async () => {
+    const { alertOf, isIdle, versionProblem } = await import('../src/drivers/mew/session-signals.js');
+    const msg = (fields: object) => ({ type: 'x', ...fields }) as MewMessage;
+    expect([{ alert: 'turn_complete' }, { alert: 'TurnFailed' }, { kind: 'turn_complete' }, { alert: { type: 'TurnComplete' } }, {}].map((f) => alertOf(msg(f)))).toEqual([
+      'turn_complete', 'turn_failed', 'turn_complete', 'turn_complete', undefined,
+    ]);
+    expect([{ idle: true }, { active: false }, { busy: false }, { activity: 'Idle' }, { state: 'idle' }, { idle: false }, { activity: 'busy' }].map((f) => isIdle(msg(f)))).toEqual([
+      true, true, true, true, true, false, false,
+    ]);
+    expect(versionProblem(msg({ protocol_version: 3 }))).toBeUndefined();
+    expect(versionProblem(msg({ protocol_version: 3.5 }))).toMatch(/speaks wire revision 3.5/);
+  });
+});

@@ -158,6 +158,21 @@ describe('turns', () => {
     expect(rec.events.at(-1)).toMatchObject({ type: 'info', nativeType: 'prompt_receipt', summary: 'a receipt for a request this run is not waiting on' });
   });
 
+  it('a trailing message after the turn ended opens no turn; session_history before the pong is taken', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(delta('done'), TURN_COMPLETE, messageEnd({ input_tokens: 1 }), { type: 'tool_end', call_id: 'c9', success: true });
+    expect(rec.facts_('turnStarted')).toHaveLength(1);
+    expect(session.state).toBe('ready');
+    expect(rec.events.at(-1)).toMatchObject({ type: 'info', nativeType: 'tool_end', summary: 'after the turn ended' });
+    const early = mewSession();
+    early.session.opened();
+    early.feed(READY, { type: 'session_history', messages: [] }, PONG);
+    expect(early.rec.rejections).toEqual([]);
+    expect(early.rec.facts_('ready')).toHaveLength(1);
+  });
+
   it('a turn another client started is followed (and moves the run to running)', () => {
     const { rec, session, feed, handshake } = mewSession();
     handshake();

@@ -105,4 +105,20 @@ describe.skipIf(redisMissing)('subvisor/queue: shutdown and outages', () => {
     expect(w.lines.filter((line) => line.startsWith(`START ${run.id}`))).toEqual([`START ${run.id} 1`, `START ${run.id} 2`]);
     expect(w.lines).toContain(`END ${run.id} lost`);
   });
+
+  it('retries an attempt that ended failed, up to attempts, as a new attempt after the backoff', async () => {
+    const queue = `f${++queueIndex}`;
+    const w = await worker(queue, { crash: fakeProfile('crash') });
+    const qs = producer(queue);
+    const run = qs.spawn({ profile: 'crash', task: 'fail twice', attempts: 2, backoffMs: 100 });
+    const events: RunEvent[] = [];
+    for await (const event of run) events.push(event);
+    const outcome = await run.outcome;
+    expect(outcome.status).toBe('failed');
+    expect(run.attempt).toBe(2);
+    expect(events.find((e) => e.type === 'info' && e['queue'] === 'retry')).toMatchObject({ attempt: 1 });
+    expect(events.find((e) => e.type === 'info' && e['queue'] === 'attempt')).toMatchObject({ attempt: 2, previous: 'retried' });
+    expect(events.filter((e) => e.type === 'exit')).toHaveLength(1);
+    expect(w.lines.filter((line) => line.startsWith(`START ${run.id}`))).toEqual([`START ${run.id} 1`, `START ${run.id} 2`]);
+  });
 });

@@ -4,6 +4,7 @@ import { capAnswer } from '../src/queue/answer-cap.js';
 import { checkProfiles, runOptionsFor } from '../src/queue/profiles.js';
 import { checkJobData, parseControlMessage, parseRecord, queueKeys, resolveRetention } from '../src/queue/records.js';
 import { queueOutcome } from '../src/queue/outcomes.js';
+import { redisOptions } from '../src/queue/connection.js';
 
 const job = { v: 1 as const, profile: 'p', attempts: 1, maxEvents: 100, ttlMs: 1000 };
 
@@ -129,5 +130,16 @@ describe('profiles', () => {
       handleParentSignals: false,
     });
     expect(runOptionsFor(profile, { ...job }, 'run-2', undefined).timeoutMs).toBe(1000);
+  });
+});
+
+describe('connection URLs', () => {
+  it('turns a redis:// or rediss:// URL into ioredis options and refuses anything else', () => {
+    expect(redisOptions('redis://127.0.0.1:6380/2')).toEqual({ host: '127.0.0.1', port: 6380, db: 2, maxRetriesPerRequest: null, enableReadyCheck: true });
+    expect(redisOptions('rediss://u:p%40ss@redis.example')).toMatchObject({ host: 'redis.example', port: 6379, username: 'u', password: 'p@ss', tls: {} });
+    expect(redisOptions({ host: 'h', maxRetriesPerRequest: 3 })).toMatchObject({ host: 'h', maxRetriesPerRequest: null });
+    expect(() => redisOptions('localhost:6379')).toThrow(TypeError);
+    expect(() => redisOptions('http://h')).toThrow(TypeError);
+    expect(() => redisOptions('redis://h/x')).toThrow(/database/);
   });
 });

@@ -39,7 +39,14 @@ function harness(options: Record<string, unknown>, hooks: Partial<DaemonProtocol
     },
   } as unknown as DriverSink;
   const resolved = resolveConnectOptions({ protocol: 'test', pingIntervalMs: 0, ...options } as unknown as ConnectOptions);
-  const context: DriverContext = { runId: 'r1', startedAt: Date.now(), options: resolved, sink, shouldPause: () => false };
+  const context: DriverContext = {
+    runId: 'r1',
+    startedAt: Date.now(),
+    options: resolved,
+    sink,
+    shouldPause: () => false,
+    backpressure: () => false,
+  };
   const opens: boolean[] = [];
   let channel!: DaemonChannel;
   channel = new DaemonChannel(context, {

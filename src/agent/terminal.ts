@@ -30,6 +30,7 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'version-mismatch': { code: 'protocol_error', retryable: false },
   'foreign-run': { code: 'protocol_error', retryable: false },
   'event-file-truncated': { code: 'protocol_error', retryable: false },
+  'event-file-replaced': { code: 'protocol_error', retryable: false },
   'ready-timeout': { code: 'ready_timeout', retryable: true },
   deadline: { code: 'timed_out', retryable: true },
   aborted: { code: 'aborted', retryable: false },

@@ -1,5 +1,5 @@
 // Tails an append-only file as whole lines: fs.watch wake-ups, a slow safety poll, synchronous bounded reads.
-import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
 
@@ -13,8 +13,21 @@ export interface LineTailHandlers {
   incomplete(bytes: number): void;
   /** The file shrank below the read offset. Fatal: the tail stops. */
   truncated(size: number, offset: number): void;
+  /**
+   * The path no longer names the file being read (renamed over, deleted, deleted and re-created), or the
+   * bytes just before the read offset changed (truncated and written again). Fatal: the tail stops.
+   */
+  replaced(reason: string): void;
   /** Reading failed. Fatal: the tail stops. */
   failed(error: Error): void;
+  /** After {@link LineTail.end}: the last line was handed on and the tail closed. */
+  ended?(): void;
+}
+
+/** Where a tail stands: the first byte of the next line (or, inside an oversize line, the next byte to skip). */
+export interface TailPosition {
+  offset: number;
+  skipping: boolean;
 }
 
 export interface LineTailOptions {
@@ -25,10 +38,19 @@ export interface LineTailOptions {
   pollMs?: number;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
+  /** Start here instead of at the beginning (a second tail taking over another's place). */
+  from?: TailPosition;
+  /** The file must be this one (device and inode): otherwise `replaced` is reported at start. */
+  identity?: { dev: number; ino: number };
 }
 
 const NEWLINE = 0x0a;
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * How many of the last bytes read are remembered and compared with the file before each drain: a file
+ * truncated and written again differs there (the last line's seq and payload) unless rewritten identically.
+ */
+const WITNESS_BYTES = 256;
 /** A line of fewer UTF-16 units than this is surely under MAX_LINE_BYTES (at most 3 UTF-8 bytes per unit). */
 const SURELY_SHORT_UNITS = Math.ceil(MAX_LINE_BYTES / 3);
 /** An idle tail's safety poll slows down to this many times its base period. */
@@ -81,6 +103,12 @@ export class LineTail {
   #skipping = false;
   #offset = 0;
   #fd: number | undefined;
+  /** Device and inode of the open file: the path must keep naming it. */
+  #identity: { dev: number; ino: number } | undefined;
+  /** The last bytes read (file offsets `#offset - #witnessLength` to `#offset`), and a buffer to re-read them. */
+  readonly #witness = Buffer.alloc(WITNESS_BYTES);
+  readonly #witnessCheck = Buffer.alloc(WITNESS_BYTES);
+  #witnessLength = 0;
   #watcher: FSWatcher | undefined;
   /** Current safety poll period (backs off while idle) and when the next poll is due. */
   #pollEvery: number;
@@ -88,6 +116,8 @@ export class LineTail {
   #draining = false;
   #drainAgain = false;
   #finishAfterDrain = false;
+  /** The writer is gone ({@link end}): no watching; close at end of file. */
+  #ending = false;
   #stopped = false;
 
   constructor(path: string, handlers: LineTailHandlers, options: LineTailOptions = {}) {
@@ -96,6 +126,23 @@ export class LineTail {
     this.#pollMs = options.pollMs ?? 500;
     this.#pollEvery = this.#pollMs;
     this.#shouldPause = options.shouldPause ?? (() => false);
+    if (options.from !== undefined) {
+      this.#offset = options.from.offset;
+      this.#skipping = options.from.skipping;
+    }
+    this.#expectedIdentity = options.identity;
+  }
+
+  readonly #expectedIdentity: { dev: number; ino: number } | undefined;
+
+  /** Where the next line starts (the partial line held is not consumed yet). */
+  get position(): TailPosition {
+    return { offset: this.#offset - this.#partialLength, skipping: this.#skipping };
+  }
+
+  /** Device and inode of the open file (undefined before start). */
+  get identity(): { dev: number; ino: number } | undefined {
+    return this.#identity;
   }
 
   /** Bytes consumed so far (the read offset). */
@@ -111,6 +158,14 @@ export class LineTail {
   /** Opens the file (which must exist), starts the watcher and the poll, and drains once. Throws on open errors. */
   start(): void {
     this.#fd = openSync(this.#path, 'r');
+    const opened = fstatSync(this.#fd);
+    this.#identity = { dev: opened.dev, ino: opened.ino };
+    const expected = this.#expectedIdentity;
+    if (expected !== undefined && (expected.dev !== opened.dev || expected.ino !== opened.ino)) {
+      this.close();
+      this.#handlers.replaced('the event file was replaced by another file (renamed over, or removed and created again)');
+      return;
+    }
     try {
       this.#watcher = watch(this.#path, { persistent: false }, () => this.drain());
       this.#watcher.on('error', () => {
@@ -129,6 +184,8 @@ export class LineTail {
   /** @internal The shared poll timer's tick: drains when this tail's safety poll is due, backing off while idle. */
   pollIfDue(now: number): void {
     if (now < this.#nextPollAt) return;
+    // Also while paused: a swapped file is found within one poll period, not when the consumer catches up.
+    if (!this.#sameFile()) return;
     const before = this.#offset;
     this.drain();
     if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
@@ -159,6 +216,20 @@ export class LineTail {
     this.close();
   }
 
+  /**
+   * The writer is gone, but the rest is read only as fast as the pause allows: no more watching or
+   * polling; each drain (`drain()`, e.g. when backpressure eases) reads on, and at end of file an
+   * unterminated last line is reported as `incomplete`, the tail closes and `ended` is called.
+   */
+  end(): void {
+    if (this.#stopped || this.#ending) return;
+    this.#ending = true;
+    stopPolling(this);
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    this.drain();
+  }
+
   /** Stops reading and releases the fd, the watcher and the timer. Idempotent. */
   close(): void {
     this.#stopped = true;
@@ -184,13 +255,21 @@ export class LineTail {
       return;
     }
     this.#draining = true;
+    let atEnd = false;
     try {
       do {
         this.#drainAgain = false;
-        this.#readAvailable(ignorePause);
+        atEnd = this.#readAvailable(ignorePause);
       } while (this.#drainAgain && !this.#stopped);
     } finally {
       this.#draining = false;
+    }
+    if (atEnd && this.#ending && !this.#stopped) {
+      const leftover = this.#skipping ? 0 : this.#partialLength;
+      if (leftover > 0) this.#handlers.incomplete(leftover);
+      this.close();
+      this.#handlers.ended?.();
+      return;
     }
     if (this.#finishAfterDrain) {
       this.#finishAfterDrain = false;
@@ -198,37 +277,40 @@ export class LineTail {
     }
   }
 
-  #readAvailable(ignorePause: boolean): void {
+  /** Reads until end of file (true), a pause or a stop (false). */
+  #readAvailable(ignorePause: boolean): boolean {
     const fd = this.#fd;
-    if (fd === undefined) return;
+    if (fd === undefined) return false;
     // Paused: not even an fstat (a slow consumer must not cost a syscall per wake-up).
-    if (!ignorePause && this.#shouldPause()) return;
+    if (!ignorePause && this.#shouldPause()) return false;
     let size: number;
     try {
       size = fstatSync(fd).size;
     } catch (error) {
       this.#fail(error as Error);
-      return;
+      return false;
     }
     if (size < this.#offset) {
       // Reads at the old offset would silently return nothing: the lines in between are lost.
       const offset = this.#offset;
       this.close();
       this.#handlers.truncated(size, offset);
-      return;
+      return false;
     }
+    if (!this.#sameFile()) return false;
     for (;;) {
-      if (this.#stopped) return;
-      if (!ignorePause && this.#shouldPause()) return;
+      if (this.#stopped) return false;
+      if (!ignorePause && this.#shouldPause()) return false;
       let bytes: number;
       try {
         bytes = readSync(fd, this.#chunk, this.#partialLength, CHUNK_BYTES, this.#offset);
       } catch (error) {
         this.#fail(error as Error);
-        return;
+        return false;
       }
-      if (bytes === 0) return;
+      if (bytes === 0) return true;
       this.#offset += bytes;
+      this.#remember(this.#partialLength, bytes);
       if (this.#pollEvery !== this.#pollMs) {
         // Data flows again: back to the base safety poll.
         this.#pollEvery = this.#pollMs;
@@ -311,6 +393,51 @@ export class LineTail {
     }
     if (start > 0 && length > 0) this.#chunk.copyWithin(0, start, end);
     this.#partialLength = length;
+  }
+
+  /**
+   * Whether the path still names the open file and the bytes before the read offset are the ones read.
+   * When not, the tail stops and reports `replaced` (one stat and one small pread per drain).
+   */
+  #sameFile(): boolean {
+    const fd = this.#fd;
+    if (fd === undefined || this.#stopped) return false;
+    let reason: string | undefined;
+    try {
+      // After end() the writer is gone and the file may be removed under the open descriptor (the run
+      // ended, its directory went): only the bytes read so far are checked then.
+      const named = this.#ending ? undefined : statSync(this.#path, { throwIfNoEntry: false });
+      if (named === undefined && !this.#ending) reason = 'the event file was removed';
+      else if (named !== undefined && (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev)) {
+        reason = 'the event file was replaced by another file (renamed over, or removed and created again)';
+      } else if (this.#witnessLength > 0) {
+        const length = this.#witnessLength;
+        const read = readSync(fd, this.#witnessCheck, 0, length, this.#offset - length);
+        if (read !== length || this.#witnessCheck.compare(this.#witness, 0, length, 0, length) !== 0) {
+          reason = `the event file was rewritten: the ${length} bytes before offset ${this.#offset} changed (truncated and written again)`;
+        }
+      }
+    } catch (error) {
+      this.#fail(error as Error);
+      return false;
+    }
+    if (reason === undefined) return true;
+    this.close();
+    this.#handlers.replaced(reason);
+    return false;
+  }
+
+  /** Remembers the last bytes of a read (chunk bytes `start` to `start + length`) as the witness of what was read. */
+  #remember(start: number, length: number): void {
+    if (length >= WITNESS_BYTES) {
+      this.#chunk.copy(this.#witness, 0, start + length - WITNESS_BYTES, start + length);
+      this.#witnessLength = WITNESS_BYTES;
+      return;
+    }
+    const keep = Math.min(this.#witnessLength, WITNESS_BYTES - length);
+    this.#witness.copy(this.#witness, 0, this.#witnessLength - keep, this.#witnessLength);
+    this.#chunk.copy(this.#witness, keep, start, start + length);
+    this.#witnessLength = keep + length;
   }
 
   #fail(error: Error): void {

@@ -1,6 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
-import type { ProtocolName } from '../drivers/index.js';
+import type { ConnectProtocolName, ProtocolName } from '../drivers/index.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
 import { parseDuration } from './duration.js';
@@ -10,22 +10,34 @@ export type OutputMode = 'text' | 'events' | 'json';
 
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
+/** A protocol supervise speaks: a child's (spawnRun) or a daemon's only (connectRun). */
+export type CliProtocol = ProtocolName | ConnectProtocolName;
+
 /** The child protocols supervise speaks (`--protocol`). */
-export const PROTOCOL_NAMES: readonly ProtocolName[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge', 'mew'];
+export const PROTOCOL_NAMES: readonly CliProtocol[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge', 'mew', 'fuseraft-serve'];
 
 /** Protocols of agents that live in a daemon: `--url` (and no command) attaches to one with connectRun. */
-const DAEMON_PROTOCOLS: readonly string[] = ['mew'];
+const DAEMON_PROTOCOLS: readonly string[] = ['mew', 'fuseraft-serve'];
+
+/** Options only fuseraft serve takes. */
+const SERVE_OPTIONS = ['socket', 'token-file', 'client-id'] as const;
 
 /** Everything needed to start and watch one run, as given on the command line. */
 export interface CliOptions {
   /** --protocol NAME (default fen). */
-  protocol: ProtocolName;
+  protocol: CliProtocol;
   /** --url with no command: attach to a running daemon (connectRun) instead of spawning a child. */
   connect: boolean;
   /** --url URL: the daemon's address (mew: with a command, the address the daemon it starts listens on). */
   url?: string;
-  /** --session-id ID (mew): attach to this session. */
+  /** --session-id ID: attach to this session (mew), re-attach to this task (fuseraft-serve). */
   sessionId?: string;
+  /** --socket PATH (fuseraft-serve): the daemon's Unix socket, instead of --url. */
+  socketPath?: string;
+  /** --token-file FILE (fuseraft-serve): the file holding the bearer token (never the token itself on the command line). */
+  tokenFile?: string;
+  /** --client-id ID (fuseraft-serve): Fuseraft-Client-Id. */
+  clientId?: string;
   /** --mew-tag-case snake_case|PascalCase (mew). */
   mewTagCase?: 'snake_case' | 'PascalCase';
   /** --approve MODE: how fuseraft approval requests are answered (default never). */
@@ -92,6 +104,9 @@ function rejectNegativeDurations(argv: readonly string[]): void {
 const OPTION_SPEC = {
   protocol: { type: 'string' },
   url: { type: 'string' },
+  socket: { type: 'string' },
+  'token-file': { type: 'string' },
+  'client-id': { type: 'string' },
   'session-id': { type: 'string' },
   'mew-tag-case': { type: 'string' },
   task: { type: 'string' },
@@ -176,18 +191,38 @@ function parseParallel(text: string): number {
 
 /**
  * The options of a daemon protocol: mew needs `--url` (with no command: attach to a running daemon;
- * with one: start it, listening there); `--session-id` only when attaching; no child environment or
- * run directory when attaching, and no batch.
+ * with one: start it, listening there); fuseraft serve needs `--url` or `--socket` and is only
+ * attached to (no command); `--session-id` only when attaching; no child environment or run directory
+ * when attaching, and no batch.
  */
 function checkDaemonOptions(values: Record<string, unknown>, protocol: string, url: string | undefined, connect: boolean): void {
   const daemon = DAEMON_PROTOCOLS.includes(protocol);
   if (!daemon) {
-    const given = (['url', 'session-id', 'mew-tag-case'] as const).find((name) => values[name] !== undefined);
-    if (given !== undefined) throw new UsageError(`--${given} is for --protocol mew (an agent in a daemon).`);
+    const given = (['url', 'session-id', 'mew-tag-case', ...SERVE_OPTIONS] as const).find((name) => values[name] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} is for --protocol mew or fuseraft-serve (an agent in a daemon).`);
     return;
   }
-  if (url === undefined) {
-    throw new UsageError(`--protocol ${protocol} needs --url ws://HOST:PORT: the daemon's address (add a command after '--' to start the daemon too).`);
+  if (protocol === 'fuseraft-serve') {
+    if (values['mew-tag-case'] !== undefined) throw new UsageError('--mew-tag-case is for --protocol mew.');
+    if ((url === undefined) === (values['socket'] === undefined)) {
+      throw new UsageError('--protocol fuseraft-serve needs either --url ws://HOST:PORT/attach or --socket PATH (the daemon\'s Unix socket).');
+    }
+    if (!connect) throw new UsageError('--protocol fuseraft-serve attaches to a running daemon: give no command after --.');
+    if (values['token-file'] !== undefined && values['socket'] !== undefined) {
+      throw new UsageError("--token-file is for fuseraft serve's WebSocket (--url): the Unix socket takes no token.");
+    }
+    if (values['session-id'] !== undefined && values['client-id'] === undefined) {
+      throw new UsageError('--session-id needs --client-id: fuseraft serve keeps a task for the client id that sent it.');
+    }
+    if (values['session-id'] !== undefined && (values['task'] !== undefined || values['task-file'] !== undefined)) {
+      throw new UsageError('--session-id re-attaches to a task already sent: give no --task or --task-file.');
+    }
+  } else {
+    const given = SERVE_OPTIONS.find((name) => values[name] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} is for --protocol fuseraft-serve.`);
+    if (url === undefined) {
+      throw new UsageError(`--protocol ${protocol} needs --url ws://HOST:PORT: the daemon's address (add a command after '--' to start the daemon too).`);
+    }
   }
   const tagCase = values['mew-tag-case'];
   if (tagCase !== undefined && tagCase !== 'snake_case' && tagCase !== 'PascalCase') {
@@ -225,8 +260,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   }
   const [command = '', ...args] = positionals;
   const url = nonEmpty('url', values.url);
-  const connect = command.length === 0 && url !== undefined;
-  if (command.length === 0 && !connect) {
+  const socketPath = nonEmpty('socket', values.socket);
+  const connect = command.length === 0 && (url !== undefined || socketPath !== undefined);
+  // fuseraft serve is only ever attached to: its own check below says what it needs instead.
+  if (command.length === 0 && !connect && values.protocol !== 'fuseraft-serve') {
     throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- fen --presenter rpc`);
   }
 
@@ -277,7 +314,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   }
 
   const options: CliOptions = {
-    protocol: protocol as ProtocolName,
+    protocol: protocol as CliProtocol,
     connect,
     approve: approve as ApproveMode,
     command,
@@ -304,6 +341,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     parallel,
     url,
     sessionId: nonEmpty('session-id', values['session-id']),
+    socketPath,
+    tokenFile: nonEmpty('token-file', values['token-file']),
+    clientId: nonEmpty('client-id', values['client-id']),
     mewTagCase: values['mew-tag-case'] as CliOptions['mewTagCase'],
   };
   for (const [key, value] of Object.entries(optional)) {

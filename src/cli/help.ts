@@ -100,9 +100,15 @@ ${section('Protocol', [
     'fuseraft: fuseraft repl --vscode --no-banner (a chat over stdin/stdout)',
     'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended',
     'mew: a session on a mew daemon (WebSocket): --url and no command attaches',
-    'to a running daemon; with a command, supervise starts the daemon first'],
-  ['--url URL', "mew: the daemon's ws://HOST:PORT address"],
-  ['--session-id ID', 'mew: attach to this session instead of creating one'],
+    'to a running daemon; with a command, supervise starts the daemon first',
+    'fuseraft-serve: a task on a running fuseraft serve (--url or --socket, no command)'],
+  ['--url URL', "mew: the daemon's ws://HOST:PORT address; fuseraft-serve: ws://HOST:PORT/attach"],
+  ['--socket PATH', "fuseraft-serve: the daemon's Unix socket instead of --url"],
+  ['--token-file FILE', "fuseraft-serve: read the bearer token from FILE (there is no token flag:",
+    'a command line is visible to other users); never printed'],
+  ['--client-id ID', 'fuseraft-serve: Fuseraft-Client-Id, keeps the task across reconnects'],
+  ['--session-id ID', 'mew: attach to this session instead of creating one;',
+    'fuseraft-serve: re-attach to this task (with --client-id; no task)'],
   ['--mew-tag-case CASE', 'mew: snake_case (default, what mew speaks) or PascalCase tags'],
   ['--approve MODE', "fuseraft's approval and mew's permission requests: never (default)",
     'denies all; always-known approves the documented kinds, denies others; ask asks on the',
@@ -144,6 +150,7 @@ Examples:
   supervise --tasks tasks.jsonl --parallel 4 -- fen --presenter rpc > outcomes.jsonl
   supervise --protocol hep --task 'Fix the tests' -- fa --output events
   supervise --protocol mew --url ws://127.0.0.1:7777 --task 'Summarise the README'
+  supervise --protocol fuseraft-serve --url ws://127.0.0.1:7070/attach --token-file ~/.fuseraft-token --task 'Fix the tests'
   supervise worker --redis redis://10.0.0.5:6379 --queue agents --profiles profiles.json
   supervise --redis redis://10.0.0.5:6379 --queue agents --profile fen --task 'Fix the tests'
 `;

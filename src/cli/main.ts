@@ -19,7 +19,7 @@ import { handleSignals } from './signals.js';
 import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
 import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
 import { superviseRemote } from './remote.js';
-import { readTask } from './task-source.js';
+import { readTask, readToken } from './task-source.js';
 import { runWorkerCommand } from './worker-command.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { UsageError } from './usage-error.js';
@@ -60,7 +60,10 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   requireDirectory('cwd', options.cwd);
   requireDirectory('state-dir', options.stateDir);
   if (options.tasks !== undefined) return runBatch(options, options.tasks, streams);
-  const task = await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
+  // Re-attaching to a fuseraft serve task sends no task.
+  const reattach = options.protocol === 'fuseraft-serve' && options.sessionId !== undefined;
+  const task = reattach ? undefined : await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
+  const token = options.tokenFile === undefined ? undefined : await readToken(options.tokenFile);
 
   // The controls source is opened before the run so that a bad path is a usage error with nothing started;
   // its lines (and its end) arrive asynchronously, once the run, the dispatcher and the progress below exist.
@@ -87,8 +90,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   let run: Run;
   try {
     run = options.connect
-      ? connectRun({ ...connectOptionsFrom(options, task.text), ...(approve === undefined ? {} : { approve }) })
-      : spawnRun({ ...runOptionsFrom(options, task.text), ...(approve === undefined ? {} : { approve }) });
+      ? connectRun({ ...connectOptionsFrom(options, task?.text, token), ...(approve === undefined ? {} : { approve }) })
+      : spawnRun({ ...runOptionsFrom(options, task!.text), ...(approve === undefined ? {} : { approve }) });
   } catch (error) {
     controls?.close();
     throw new UsageError(`cannot start the run: ${(error as Error).message}`);

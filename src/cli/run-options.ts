@@ -1,11 +1,13 @@
 // The run options of one supervise command (protocol, command, environment, timers), for one run or a batch, and those of a run on a daemon.
+import type { ProtocolName } from '../drivers/index.js';
 import type { ConnectOptions, RunOptions } from '../run/types/index.js';
 import type { CliOptions } from './args.js';
 
 /** The options given on the command line, as spawnRun options (the task and the per-run parts are the caller's). */
 export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> {
   const shared: Omit<RunOptions, 'task'> = {
-    protocol: options.protocol,
+    // A daemon-only protocol (fuseraft-serve) never gets here: args.ts refuses a command for it.
+    protocol: options.protocol as ProtocolName,
     command: options.command,
     args: options.args,
     env: options.env,
@@ -28,11 +30,20 @@ export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> 
   return shared;
 }
 
-/** The options of a run on a daemon (`--url` with no command): connectRun's. */
-export function connectOptionsFrom(options: CliOptions, task: string): ConnectOptions {
-  const connect: ConnectOptions = { protocol: options.protocol as ConnectOptions['protocol'], url: options.url!, task, keepAlive: options.keepAlive, handleParentSignals: false };
+/**
+ * The options of a run on a daemon (`--url`/`--socket` with no command): connectRun's. `task` is
+ * undefined when re-attaching (fuseraft serve's `--session-id`); `token` was read from `--token-file`.
+ */
+export function connectOptionsFrom(options: CliOptions, task: string | undefined, token: string | undefined): ConnectOptions {
+  const serve = options.protocol === 'fuseraft-serve';
+  const where = options.socketPath !== undefined ? { socketPath: options.socketPath } : { url: options.url! };
+  const connect: ConnectOptions = { protocol: options.protocol as ConnectOptions['protocol'], ...where, keepAlive: options.keepAlive, handleParentSignals: false };
   const optional: Partial<ConnectOptions> = {
-    sessionId: options.sessionId,
+    task,
+    token,
+    clientId: options.clientId,
+    // --session-id: mew attaches to that session; fuseraft serve re-attaches to that task.
+    ...(serve ? { resume: options.sessionId } : { sessionId: options.sessionId }),
     mewTagCase: options.mewTagCase,
     runId: options.runId,
     cwd: options.cwd,

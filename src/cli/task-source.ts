@@ -1,4 +1,4 @@
-// Reads the task (the first prompt) from --task, --task-file or a non-terminal standard input.
+// Reads the task (the first prompt) from --task, --task-file or a non-terminal standard input, and a daemon's token from --token-file.
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { UsageError } from './usage-error.js';
@@ -49,4 +49,22 @@ export async function readTask(input: TaskInput): Promise<{ text: string; origin
     throw new UsageError(`the task from ${origin} is empty; give the child something to do.`);
   }
   return { text, origin };
+}
+
+/**
+ * Reads the bearer token from `--token-file` (never from the command line, where other users could see
+ * it in the process list). Surrounding whitespace and line breaks are dropped. Errors name the file,
+ * never its content.
+ */
+export async function readToken(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new UsageError(`--token-file ${file}: cannot read it (${code}).`);
+  }
+  const token = text.trim();
+  if (token.length === 0) throw new UsageError(`--token-file ${file} is empty.`);
+  return token;
 }

@@ -1,4 +1,5 @@
 // The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
+import type { HighWater } from '../run/event-fanout.js';
 import type { RunEvent } from '../run/types/index.js';
 import type { PoolEvent, PoolRun } from './types.js';
 
@@ -8,6 +9,9 @@ const COMPACT_AFTER = 1024;
 /** One events() iterator: a single-consumer FIFO of pool events. */
 export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefined> {
   #items: PoolEvent[] = [];
+  /** Wire bytes of each waiting entry's event (same indexes as `#items`), and their sum. */
+  #sizes: number[] = [];
+  #bytes = 0;
   #head = 0;
   #ended = false;
   #closed = false;
@@ -33,7 +37,11 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
     return this.#items.length - this.#head;
   }
 
-  push(item: PoolEvent): void {
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  push(item: PoolEvent, bytes = 0): void {
     if (this.#closed || this.#ended) return;
     const waiter = this.#waiter;
     if (waiter !== undefined) {
@@ -42,6 +50,8 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
       return;
     }
     this.#items.push(item);
+    this.#sizes.push(bytes);
+    this.#bytes += bytes;
   }
 
   /** No more entries: the consumer finishes after the queued ones. */
@@ -55,12 +65,16 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
       const items = this.#items;
       const value = items[this.#head]!;
       (items as Array<PoolEvent | undefined>)[this.#head] = undefined;
+      this.#bytes -= this.#sizes[this.#head]!;
       this.#head++;
       if (this.#head === items.length) {
         this.#items = [];
+        this.#sizes = [];
+        this.#bytes = 0;
         this.#head = 0;
       } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
         this.#items = items.slice(this.#head);
+        this.#sizes = this.#sizes.slice(this.#head);
         this.#head = 0;
       }
       this.#onTaken();
@@ -90,6 +104,8 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
     if (this.#closed) return;
     this.#closed = true;
     this.#items = [];
+    this.#sizes = [];
+    this.#bytes = 0;
     this.#head = 0;
     const waiter = this.#waiter;
     this.#waiter = undefined;
@@ -106,13 +122,13 @@ export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefine
  */
 export class PoolEventTaps {
   readonly #queues = new Set<PoolEventQueue>();
-  readonly #highWaterMark: number;
+  readonly #highWater: HighWater;
   readonly #poolState: () => { idle: boolean; closed: boolean };
   #activePumps = 0;
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(highWaterMark: number, poolState: () => { idle: boolean; closed: boolean }) {
-    this.#highWaterMark = highWaterMark;
+  constructor(highWater: HighWater, poolState: () => { idle: boolean; closed: boolean }) {
+    this.#highWater = highWater;
     this.#poolState = poolState;
   }
 
@@ -135,10 +151,10 @@ export class PoolEventTaps {
     return queue;
   }
 
-  publish(run: PoolRun, event: RunEvent): void {
+  publish(run: PoolRun, event: RunEvent, bytes = 0): void {
     if (this.#queues.size === 0) return;
     const item: PoolEvent = { run, event };
-    for (const queue of this.#queues) queue.push(item);
+    for (const queue of this.#queues) queue.push(item, bytes);
   }
 
   /** A run started relaying its events. */
@@ -153,7 +169,8 @@ export class PoolEventTaps {
   }
 
   overHighWater(): boolean {
-    for (const queue of this.#queues) if (queue.size > this.#highWaterMark) return true;
+    const { events, bytes } = this.#highWater;
+    for (const queue of this.#queues) if (queue.size > events || queue.bytes > bytes) return true;
     return false;
   }
 
@@ -183,8 +200,8 @@ export class PoolEventTaps {
   #checkDrained(): void {
     const drained = this.#drained;
     if (drained === undefined) return;
-    const low = this.#highWaterMark / 2;
-    for (const queue of this.#queues) if (queue.size > low) return;
+    const { events, bytes } = this.#highWater;
+    for (const queue of this.#queues) if (queue.size > events / 2 || queue.bytes > bytes / 2) return;
     this.#drained = undefined;
     drained.resolve();
   }

@@ -5,6 +5,8 @@ import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { EventFanout } from '../run/event-fanout.js';
+import { sizedBatchesOf } from '../run/supervised-run.js';
+import type { SizedBatches } from '../run/supervised-run.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
 import { TextAssembler } from '../run/text-stream.js';
 import type {
@@ -77,7 +79,10 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.#dequeue = init.dequeue;
     this.#fanout = new EventFanout(
       init.options.retainEvents ?? true,
-      Math.max(1, init.options.highWaterMark ?? RUN_DEFAULTS.highWaterMark),
+      {
+        events: Math.max(1, init.options.highWaterMark ?? RUN_DEFAULTS.highWaterMark),
+        bytes: Math.max(1, init.options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes),
+      },
       () => this.#wake(),
     );
     this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
@@ -242,7 +247,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     if (this.#iterated || this.#taps.active) this.#startPump();
     void inner.outcome.then((outcome) => {
       this.#finish(outcome);
-      this.#wake(); // a pump waiting for consumers goes on: nothing pauses after the run ended
+      this.#wake(); // a waiting pump looks again (it still waits for consumers over their high-water mark)
     });
     return this.outcome.then(() => undefined);
   }
@@ -338,25 +343,28 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.#pumping = true;
     this.#taps.pumpStarted();
     // Created now, synchronously: it takes what the run retained so far, and nothing is missed.
-    void this.#pump(inner.batches());
+    void this.#pump(sizedBatchesOf(inner));
   }
 
   /**
    * Relays the run's events to this handle's iterators and the supervisor's events(). While one of
    * them is over its high-water mark it stops pulling, so the run's own queue fills and the run pauses
-   * reading exactly as it would for a slow iterator of its own. Once the run has ended it never waits:
-   * what is left is handed on at once (so the pool's iterators can end).
+   * reading exactly as it would for a slow iterator of its own. That holds after the run's outcome too:
+   * the events still in the file (the run publishes them as they are taken) are relayed as the
+   * consumers take them, never all at once.
    */
-  async #pump(batches: AsyncIterableIterator<RunEvent[], undefined>): Promise<void> {
+  async #pump(batches: SizedBatches): Promise<void> {
     try {
       for (;;) {
         const step = await batches.next();
         if (step.done === true) break;
-        for (const event of step.value) {
-          this.#fanout.publish(event);
-          this.#taps.publish(this, event);
+        const { events, bytes } = step.value;
+        for (let index = 0; index < events.length; index++) {
+          const event = events[index]!;
+          this.#fanout.publish(event, bytes[index]);
+          this.#taps.publish(this, event, bytes[index]);
         }
-        while (!this.#ended && (this.#fanout.overHighWater() || this.#taps.overHighWater())) await this.#drained();
+        while (this.#fanout.overHighWater() || this.#taps.overHighWater()) await this.#drained();
       }
     } finally {
       this.#fanout.end();

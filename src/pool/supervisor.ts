@@ -79,7 +79,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     this.#signals = options.handleParentSignals ?? true;
     const highWaterMark = options.highWaterMark ?? RUN_DEFAULTS.highWaterMark;
     if (!Number.isInteger(highWaterMark) || highWaterMark < 1) throw new RangeError('options.highWaterMark must be an integer >= 1');
-    this.#taps = new PoolEventTaps(highWaterMark, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
+    const highWaterBytes = options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes;
+    if (!Number.isInteger(highWaterBytes) || highWaterBytes < 1) throw new RangeError('options.highWaterBytes must be an integer >= 1');
+    this.#taps = new PoolEventTaps({ events: highWaterMark, bytes: highWaterBytes }, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
     this.#queue = new PQueue({ concurrency: options.concurrency });
   }
 

@@ -56,6 +56,8 @@ export interface SupervisorOptions {
    * iterator is full). Default 1024.
    */
   highWaterMark?: number;
+  /** The same in bytes (what the entries' events took on the wire). Default 1 MiB. */
+  highWaterBytes?: number;
 }
 
 /** How {@link Supervisor.shutdown} treats runs that are running (queued runs are always cancelled). */

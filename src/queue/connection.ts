@@ -1,23 +1,42 @@
-// Redis clients of the queue: one ioredis client per role, set up the way BullMQ needs (no per-request retry limit).
+// Redis connections of the queue: one ioredis client per role, and the options BullMQ gets to make (and close) its own.
 import { Redis } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import type { RedisConnection } from './types.js';
 
 /**
- * A new client. `maxRetriesPerRequest: null` makes commands wait through a Redis restart instead of failing
- * after a few reconnects (BullMQ requires it of a worker's clients); `onError` receives connection errors,
- * which ioredis would otherwise print as unhandled.
+ * The connection as ioredis options. `maxRetriesPerRequest: null` makes commands wait through a Redis
+ * restart instead of failing after a few reconnects (BullMQ requires it of a worker's clients). BullMQ is
+ * given these options rather than a client, so it owns its clients and closes them even when it is closed
+ * before it finished connecting.
  */
-export function createRedis(connection: RedisConnection, onError: (error: Error) => void): Redis {
+export function redisOptions(connection: RedisConnection): RedisOptions {
   const fixed = { maxRetriesPerRequest: null, enableReadyCheck: true } as const;
-  let client: Redis;
-  if (typeof connection === 'string') {
-    if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`connection must be a redis:// or rediss:// URL or ioredis options, not ${JSON.stringify(connection)}`);
-    client = new Redis(connection, fixed);
-  } else if (typeof connection === 'object' && connection !== null) {
-    client = new Redis({ ...connection, ...fixed });
-  } else {
-    throw new TypeError('connection must be a redis:// URL or ioredis options');
+  if (typeof connection === 'object' && connection !== null) return { ...connection, ...fixed };
+  if (typeof connection !== 'string') throw new TypeError('connection must be a redis:// URL or ioredis options');
+  let url: URL;
+  try {
+    url = new URL(connection);
+  } catch {
+    throw new TypeError(`connection must be a redis:// or rediss:// URL or ioredis options, not ${JSON.stringify(connection)}`);
   }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new TypeError(`connection must be a redis:// or rediss:// URL or ioredis options, not ${JSON.stringify(connection)}`);
+  }
+  const options: RedisOptions = { ...fixed, host: url.hostname || '127.0.0.1', port: url.port === '' ? 6379 : Number(url.port) };
+  if (url.username !== '') options.username = decodeURIComponent(url.username);
+  if (url.password !== '') options.password = decodeURIComponent(url.password);
+  const db = url.pathname.replace(/^\//, '');
+  if (db !== '') {
+    if (!/^\d+$/.test(db)) throw new TypeError(`the database in ${JSON.stringify(connection)} must be a number`);
+    options.db = Number(db);
+  }
+  if (url.protocol === 'rediss:') options.tls = {};
+  return options;
+}
+
+/** A new client of subvisor's own (streams, controls); `onError` receives connection errors, which ioredis would print as unhandled. */
+export function createRedis(options: RedisOptions, onError: (error: Error) => void): Redis {
+  const client = new Redis(options);
   client.on('error', onError);
   return client;
 }

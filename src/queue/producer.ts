@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeRedis, createRedis } from './connection.js';
+import { closeRedis, createRedis, redisOptions } from './connection.js';
 import { queueOutcome } from './outcomes.js';
 import { parseRecord, queueKeys, resolveRetention } from './records.js';
 import type { JobData, QueueKeys } from './records.js';
@@ -26,7 +26,6 @@ class QueueSupervisorImpl implements QueueSupervisor {
   readonly #highWaterMark: number;
   readonly #commands: Redis;
   readonly #readerClient: Redis;
-  readonly #bullClient: Redis;
   readonly #queue: Queue;
   readonly #reader: StreamReader;
   readonly #runs = new Map<string, RemoteRunImpl>();
@@ -50,10 +49,10 @@ class QueueSupervisorImpl implements QueueSupervisor {
     const onError = (error: Error) => {
       for (const listener of this.#errors) listener(error);
     };
-    this.#commands = createRedis(options.connection, onError);
-    this.#readerClient = createRedis(options.connection, onError);
-    this.#bullClient = createRedis(options.connection, onError);
-    this.#queue = new Queue(this.#keys.queue, { connection: this.#bullClient, prefix: this.#keys.prefix });
+    const connection = redisOptions(options.connection);
+    this.#commands = createRedis(connection, onError);
+    this.#readerClient = createRedis(connection, onError);
+    this.#queue = new Queue(this.#keys.queue, { connection, prefix: this.#keys.prefix });
     this.#queue.on('error', onError);
     this.#reader = new StreamReader(this.#readerClient, this.#commands, onError);
     this.#checkTimer = setInterval(() => void this.#checkQuiet(), this.#checkIntervalMs);
@@ -62,6 +61,12 @@ class QueueSupervisorImpl implements QueueSupervisor {
   /** Connection problems (Redis down, a failed read); they never end a run by themselves. */
   onError(listener: (error: Error) => void): void {
     this.#errors.push(listener);
+  }
+
+  /** A failed check against BullMQ: reported, unless the producer is closing (its connections go away). */
+  #report(error: Error): void {
+    if (this.#closed !== undefined) return;
+    for (const listener of this.#errors) listener(new Error(`checking a run against its job failed: ${error.message}`));
   }
 
   async ready(): Promise<void> {
@@ -91,7 +96,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     this.#checkable.add(run);
     // A run that finished long ago (stream expired) or never existed is settled from its job at once.
     run.lastRecordAt = 0;
-    void this.#check(run);
+    this.#check(run).catch((error: Error) => this.#report(error));
     return run;
   }
 
@@ -100,8 +105,11 @@ class QueueSupervisorImpl implements QueueSupervisor {
       clearInterval(this.#checkTimer);
       for (const run of [...this.#runs.values()]) run.detach();
       await this.#reader.close();
+      // BullMQ's connection reports a connect cut short by close() as an 'error' after it dropped its
+      // listeners, which would throw: let it finish connecting first (unless Redis is down for long).
+      await Promise.race([this.#queue.waitUntilReady().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       await this.#queue.close().catch(() => undefined);
-      await Promise.all([closeRedis(this.#commands), closeRedis(this.#bullClient), closeRedis(this.#readerClient)]);
+      await Promise.all([closeRedis(this.#commands), closeRedis(this.#readerClient)]);
     })();
     return this.#closed;
   }
@@ -198,7 +206,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
   async #checkQuiet(): Promise<void> {
     const now = Date.now();
     for (const run of [...this.#checkable]) {
-      if (now - run.lastRecordAt >= this.#checkIntervalMs) await this.#check(run).catch(() => undefined);
+      if (now - run.lastRecordAt >= this.#checkIntervalMs) await this.#check(run).catch((error: Error) => this.#report(error));
     }
   }
 

@@ -6,7 +6,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Outcome, RunEvent } from '../run/types/index.js';
 import { capAnswer, DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
-import { closeRedis, createRedis } from './connection.js';
+import { closeRedis, createRedis, redisOptions } from './connection.js';
 import { queueOutcome } from './outcomes.js';
 import { checkProfiles, runOptionsFor } from './profiles.js';
 import { checkJobData, DEFAULT_RETENTION, parseControlMessage, queueKeys } from './records.js';
@@ -43,7 +43,6 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
   readonly #stateDir: string | undefined;
   readonly #commands: Redis;
   readonly #subscriber: Redis;
-  readonly #bullClient: Redis;
   readonly #host: RunHost;
   readonly #worker: Worker;
   readonly #held = new Map<string, Held>();
@@ -69,14 +68,14 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     this.name = options.name ?? `${hostname()}:${process.pid}`;
 
     const onError = (error: Error) => this.#error(error);
-    this.#commands = createRedis(options.connection, onError);
-    this.#subscriber = createRedis(options.connection, onError);
-    this.#bullClient = createRedis(options.connection, onError);
+    const connection = redisOptions(options.connection);
+    this.#commands = createRedis(connection, onError);
+    this.#subscriber = createRedis(connection, onError);
     this.#host = new RunHost(concurrency, onError);
     this.#subscriber.on('message', (_channel: string, text: string) => this.#control(text));
     this.#subscribed = this.#subscriber.subscribe(this.#keys.controls).catch(onError);
     this.#worker = new Worker(this.#keys.queue, (job, token) => this.#process(job, token), {
-      connection: this.#bullClient,
+      connection,
       prefix: this.#keys.prefix,
       concurrency,
       lockDuration,
@@ -121,6 +120,8 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     let graceTimer: NodeJS.Timeout | undefined;
     if (mode === 'finish' && this.#graceMs !== undefined) graceTimer = setTimeout(() => this.#handBackAll(), this.#graceMs);
     try {
+      // As the producer's queue: a close during BullMQ's connect would surface as a thrown 'error'.
+      await Promise.race([this.#worker.waitUntilReady().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       // Takes no new job, then waits for the processors of the held ones to return.
       await this.#worker.close();
     } catch (error) {
@@ -130,7 +131,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     }
     await this.#host.close();
     this.#removeSignals?.();
-    await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#commands), closeRedis(this.#bullClient)]);
+    await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#commands)]);
   }
 
   #handBackAll(): void {

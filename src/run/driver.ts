@@ -88,10 +88,22 @@ export interface TurnReport {
  * that carried the answer), or a microtask when none follows.
  */
 export interface DriverSink {
-  /** Publishes one event to the iterators and `event` listeners. An `exit` event ends the stream. */
-  event(event: RunEvent): void;
-  /** Publishes a rejected line or frame (counted in `outcome.rejectedLines`, emitted as `rejected` too). */
-  rejected(event: RejectedEvent): void;
+  /**
+   * Publishes one event to the iterators and `event` listeners. An `exit` event ends the stream.
+   * `bytes`: about what its line or frame took, for the byte high-water mark (absent: counted as 0).
+   */
+  event(event: RunEvent, bytes?: number): void;
+  /**
+   * Publishes a rejected line or frame (counted in `outcome.rejectedLines`, emitted as `rejected` too).
+   * `countedAhead`: it was already counted by {@link DriverSink.lineAhead}.
+   */
+  rejected(event: RejectedEvent, bytes?: number, countedAhead?: boolean): void;
+  /**
+   * A line read ahead of its publication (see {@link DriverContext.backpressure}), after its facts: the
+   * child is writing (the stall watchdog sees it), the automatic close is considered as after a
+   * published event, and a `rejected` one counts now; its event is published later.
+   */
+  lineAhead(rejected: boolean): void;
   /** The child is initialized and waits for input (starting -> ready; clears the ready timer). */
   ready(): void;
   /** The answer to the control sent as `ref`. Never for a ref before `send` returned it. */
@@ -125,8 +137,28 @@ export interface DriverContext {
   /** The run's options after defaults and validation (the task included). */
   readonly options: ResolvedRunOptions;
   readonly sink: DriverSink;
-  /** Backpressure: while true, stop reading the channel; the core calls {@link Driver.resume} when it is false again. */
+  /**
+   * Backpressure for a driver that cannot read facts ahead of events: while true, stop reading the
+   * channel; the core calls {@link Driver.resume} when it is false again. It is false while a control
+   * awaits its answer (a consumer awaiting it inside its loop would deadlock) and once the child is gone.
+   */
   shouldPause(): boolean;
+  /**
+   * Backpressure for a driver that reads facts ahead of events (Fen: its file is the buffer): while true
+   * the consumers are over their high-water mark and events should wait, while the facts (acks,
+   * turns, result, exit) are still reported as the child writes them; {@link Driver.resume} follows
+   * when it is false again.
+   */
+  backpressure(): boolean;
+}
+
+/** What {@link Driver.finish} may report. */
+export interface FinishReport {
+  /**
+   * Every fact is in, but events are still to be published as the consumers take them (the file is
+   * the buffer); it resolves once the last one was published (or they were dropped by `dispose`).
+   */
+  eventsBehind: Promise<void>;
 }
 
 /**
@@ -155,11 +187,16 @@ export interface Driver {
    * The child is gone (`exit` undefined for a run without a process): read what is left, report the
    * final facts (a HEP driver reports `exit` from the exit code here). The core waits for the promise.
    */
-  finish(exit: ProcessExitInfo | undefined): void | Promise<void>;
+  finish(exit: ProcessExitInfo | undefined): void | FinishReport | Promise<void | FinishReport>;
   /** Drivers without a process: drop the connection (the kill ladder's last step); `gone` follows. */
   disconnect(): void;
-  /** Releases everything (files, descriptors, sockets) synchronously. Idempotent. */
-  dispose(): void;
+  /**
+   * Releases everything (files, descriptors, sockets) synchronously. Idempotent. A driver with
+   * {@link FinishReport.eventsBehind} pending may keep what those events are read from (an open
+   * descriptor of an already removed file) until they are published; `dispose(true)` (the parent
+   * process exiting) releases that too.
+   */
+  dispose(now?: boolean): void;
 }
 
 /** How the root process ended, as the driver sees it in {@link Driver.finish}. */

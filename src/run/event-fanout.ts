@@ -2,23 +2,31 @@
 import { EventQueue } from './event-queue.js';
 import type { RunEvent } from './types/index.js';
 
+/** The two high-water marks: events waiting, and the bytes they took on the wire. */
+export interface HighWater {
+  events: number;
+  bytes: number;
+}
+
 /**
  * Fans published events out to every attached iterator. Until the first iterator exists, events are
  * kept (when `retain`) so it sees the run from its first event. `overHighWater()` tells the reader to
- * pause while an iterator has more than `highWaterMark` events waiting; `onDrained` is called once
- * every queue is back at half of it, so reading can resume.
+ * pause while an iterator holds more than `highWater.events` events or `highWater.bytes` bytes;
+ * `onDrained` is called once every queue is back at half of both, so reading can resume.
  */
 export class EventFanout {
   readonly #queues = new Set<EventQueue>();
   #backlog: RunEvent[] | undefined;
+  #backlogBytes: number[] | undefined;
   #ended = false;
   #overHighWater = false;
-  readonly #highWaterMark: number;
+  readonly #highWater: HighWater;
   readonly #onDrained: () => void;
 
-  constructor(retain: boolean, highWaterMark: number, onDrained: () => void) {
+  constructor(retain: boolean, highWater: HighWater, onDrained: () => void) {
     this.#backlog = retain ? [] : undefined;
-    this.#highWaterMark = highWaterMark;
+    this.#backlogBytes = retain ? [] : undefined;
+    this.#highWater = highWater;
     this.#onDrained = onDrained;
   }
 
@@ -27,9 +35,11 @@ export class EventFanout {
     return this.#ended;
   }
 
-  publish(event: RunEvent): void {
+  /** Publishes `event`, which took `bytes` on the wire (counted against the byte high-water mark). */
+  publish(event: RunEvent, bytes = 0): void {
     this.#backlog?.push(event);
-    for (const queue of this.#queues) queue.push(event);
+    this.#backlogBytes?.push(bytes);
+    for (const queue of this.#queues) queue.push(event, bytes);
   }
 
   /** No more events: every queue finishes after what it holds. */
@@ -42,9 +52,12 @@ export class EventFanout {
   /** A new iterator: the first one takes the backlog, later ones start now. */
   iterator(): EventQueue {
     const initial = this.#backlog ?? [];
+    const initialBytes = this.#backlogBytes ?? [];
     this.#backlog = undefined;
+    this.#backlogBytes = undefined;
     const queue = new EventQueue(
       initial,
+      initialBytes,
       this.#ended,
       () => this.#checkDrained(),
       (closed) => {
@@ -56,11 +69,12 @@ export class EventFanout {
     return queue;
   }
 
-  /** Whether some iterator holds more than the high-water mark (remembered until it drains). */
+  /** Whether some iterator holds more than a high-water mark (remembered until it drains). */
   overHighWater(): boolean {
+    const { events, bytes } = this.#highWater;
     let over = false;
     for (const queue of this.#queues) {
-      if (queue.size > this.#highWaterMark) {
+      if (queue.size > events || queue.bytes > bytes) {
         over = true;
         break;
       }
@@ -71,8 +85,8 @@ export class EventFanout {
 
   #checkDrained(): void {
     if (!this.#overHighWater) return;
-    const low = this.#highWaterMark / 2;
-    for (const queue of this.#queues) if (queue.size > low) return;
+    const { events, bytes } = this.#highWater;
+    for (const queue of this.#queues) if (queue.size > events / 2 || queue.bytes > bytes / 2) return;
     this.#overHighWater = false;
     this.#onDrained();
   }

@@ -1,6 +1,12 @@
 // One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
 import type { RunEvent } from './types/index.js';
 
+/** Events taken at once, and what each took on the wire (same indexes). */
+export interface SizedBatch {
+  events: RunEvent[];
+  bytes: number[];
+}
+
 /** Past this many consumed entries the array is compacted, so a long run does not keep its history. */
 const COMPACT_AFTER = 1024;
 
@@ -11,21 +17,27 @@ const COMPACT_AFTER = 1024;
  */
 export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIterable<RunEvent> {
   #items: RunEvent[];
+  /** What each waiting item took on the wire (same indexes as `#items`), and their sum. */
+  #sizes: number[];
+  #bytes = 0;
   #head = 0;
   #ended = false;
   #closed = false;
   /** A consumer waiting in `next()` (one event) or `nextBatch()` (everything available). */
-  #waiter: ((event: RunEvent | undefined) => void) | undefined;
+  #waiter: ((event: RunEvent | undefined, bytes: number) => void) | undefined;
   readonly #onTaken: (queue: EventQueue) => void;
   readonly #onClosed: (queue: EventQueue) => void;
 
   constructor(
     initial: RunEvent[],
+    initialBytes: number[],
     ended: boolean,
     onTaken: (queue: EventQueue) => void,
     onClosed: (queue: EventQueue) => void,
   ) {
     this.#items = initial;
+    this.#sizes = initialBytes;
+    for (const bytes of initialBytes) this.#bytes += bytes;
     this.#ended = ended;
     this.#onTaken = onTaken;
     this.#onClosed = onClosed;
@@ -36,20 +48,27 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     return this.#items.length - this.#head;
   }
 
+  /** Bytes (on the wire) of the events waiting. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** True while the consumer is still attached (not broken out, not past the end). */
   get active(): boolean {
     return !this.#closed;
   }
 
-  push(event: RunEvent): void {
+  push(event: RunEvent, bytes = 0): void {
     if (this.#closed || this.#ended) return;
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
-      waiter(event);
+      waiter(event, bytes);
       return;
     }
     this.#items.push(event);
+    this.#sizes.push(bytes);
+    this.#bytes += bytes;
   }
 
   /** No more events will come: the consumer finishes after the queued ones. */
@@ -64,13 +83,17 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       const value = items[this.#head]!;
       // Drop the reference at once: a consumed event must not stay alive in the queue.
       (items as Array<RunEvent | undefined>)[this.#head] = undefined;
+      this.#bytes -= this.#sizes[this.#head]!;
       this.#head++;
       if (this.#head === items.length) {
         // Empty again (the common case for a consumer that keeps up): start over.
         this.#items = [];
+        this.#sizes = [];
+        this.#bytes = 0;
         this.#head = 0;
       } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
         this.#items = items.slice(this.#head);
+        this.#sizes = this.#sizes.slice(this.#head);
         this.#head = 0;
       }
       this.#onTaken(this);
@@ -87,21 +110,31 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   }
 
   /** Everything waiting now as one array (at least one event), or done. One promise per batch, not per event. */
-  nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+  async nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+    const step = await this.nextSizedBatch();
+    return step.done === true ? step : { value: step.value.events, done: false };
+  }
+
+  /** {@link nextBatch} with what each event took on the wire (for a stage that re-publishes them: the pool). */
+  nextSizedBatch(): Promise<IteratorResult<SizedBatch, undefined>> {
     if (this.size > 0) {
-      const batch = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+      const events = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
+      const bytes = this.#head === 0 ? this.#sizes : this.#sizes.slice(this.#head);
       this.#items = [];
+      this.#sizes = [];
+      this.#bytes = 0;
       this.#head = 0;
       this.#onTaken(this);
       if (this.#ended) this.#finish();
-      return Promise.resolve({ value: batch, done: false });
+      return Promise.resolve({ value: { events, bytes }, done: false });
     }
     if (this.#closed || this.#ended) {
       this.#finish();
       return Promise.resolve({ value: undefined, done: true });
     }
     return new Promise((resolve) => {
-      this.#waiter = (event) => resolve(event === undefined ? { value: undefined, done: true } : { value: [event], done: false });
+      this.#waiter = (event, bytes) =>
+        resolve(event === undefined ? { value: undefined, done: true } : { value: { events: [event], bytes: [bytes] }, done: false });
     });
   }
 
@@ -118,10 +151,12 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     if (this.#closed) return;
     this.#closed = true;
     this.#items = [];
+    this.#sizes = [];
+    this.#bytes = 0;
     this.#head = 0;
     const waiter = this.#waiter;
     this.#waiter = undefined;
-    waiter?.(undefined);
+    waiter?.(undefined, 0);
     this.#onClosed(this);
   }
 }

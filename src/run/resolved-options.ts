@@ -25,6 +25,7 @@ export interface ResolvedRunOptions {
   keepFiles: boolean;
   retainEvents: boolean;
   highWaterMark: number;
+  highWaterBytes: number;
   outputTailBytes: number;
   handleParentSignals: boolean;
   approve: ApproveCallback | undefined;

@@ -17,6 +17,7 @@ export const RUN_DEFAULTS = {
   maxFinalTextBytes: 64 * 1024 * 1024,
   maxFrameBytes: 16 * 1024 * 1024,
   highWaterMark: 1024,
+  highWaterBytes: 1024 * 1024,
   outputTailBytes: 64 * 1024,
 } as const;
 
@@ -142,6 +143,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     keepFiles: options.keepFiles ?? false,
     retainEvents: options.retainEvents ?? true,
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
+    highWaterBytes: Math.max(1, size('highWaterBytes', options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes)),
     outputTailBytes: size('outputTailBytes', options.outputTailBytes ?? RUN_DEFAULTS.outputTailBytes),
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),

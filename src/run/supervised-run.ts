@@ -8,6 +8,7 @@ import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, Turn
 import { ControlRefusedError } from './errors.js';
 import { isEndingControl, runEndedAck } from './ended-ack.js';
 import { EventFanout } from './event-fanout.js';
+import type { SizedBatch } from './event-queue.js';
 import { TextAssembler } from './text-stream.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
@@ -28,6 +29,25 @@ const TREE_MARKER_ENV = 'SUBVISOR_TREE';
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
 
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
+
+/** An iterator of sized batches (see {@link SupervisedRun.sizedBatches}). */
+export interface SizedBatches {
+  next(): Promise<IteratorResult<SizedBatch, undefined>>;
+  return(): Promise<unknown>;
+}
+
+/** The sized batches of any run: a run of this core knows its events' sizes; another counts them as 0. */
+export function sizedBatchesOf(run: Run): SizedBatches {
+  if (run instanceof SupervisedRun) return run.sizedBatches();
+  const batches = run.batches();
+  return {
+    next: async () => {
+      const step = await batches.next();
+      return step.done === true ? step : { value: { events: step.value, bytes: step.value.map(() => 0) }, done: false };
+    },
+    return: () => batches.return?.() ?? Promise.resolve(),
+  };
+}
 
 /** How {@link SupervisedRun.end} makes sure the child goes. */
 interface EndHow {
@@ -79,6 +99,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #peerGone = false;
   #wrappingUp = false;
   #ended = false;
+  /** The outcome may come before the last events: the driver still publishes them as the consumers take them. */
+  #eventsBehind = false;
 
   readonly #outputDecoders: { stdout?: StringDecoder; stderr?: StringDecoder } = {};
   #readyTimer: NodeJS.Timeout | undefined;
@@ -103,7 +125,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       },
       delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
     });
-    this.#fanout = new EventFanout(options.retainEvents, options.highWaterMark, () => {
+    this.#fanout = new EventFanout(options.retainEvents, { events: options.highWaterMark, bytes: options.highWaterBytes }, () => {
       this.#readingPaused = false;
       queueMicrotask(() => this.#driver.resume());
     });
@@ -115,6 +137,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       options,
       sink: this.#sink(),
       shouldPause: () => this.#shouldPauseReading(),
+      backpressure: () => this.#backpressure(),
     });
     if (options.signal?.aborted) {
       this.#verdict = { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' };
@@ -225,6 +248,12 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     };
   }
 
+  /** @internal {@link batches} with what each event took on the wire: for the pool, which re-publishes them under the same byte mark. */
+  sizedBatches(): SizedBatches {
+    const queue = this.#fanout.iterator();
+    return { next: () => queue.nextSizedBatch(), return: () => queue.return() };
+  }
+
   /* ---------------------------------------------------------------------------------------------- */
   /* Parent shutdown                                                                                */
   /* ---------------------------------------------------------------------------------------------- */
@@ -242,7 +271,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   /** @internal The parent process is exiting: SIGKILL what is left, release the channel, synchronously. */
   killNow(): void {
     this.#process?.killNow();
-    this.#driver.dispose();
+    this.#driver.dispose(true);
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -400,8 +429,14 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
 
   #sink(): DriverSink {
     return {
-      event: (event) => this.#onEvent(event),
-      rejected: (event) => this.#onRejected(event),
+      event: (event, bytes) => this.#onEvent(event, bytes),
+      rejected: (event, bytes, countedAhead) => this.#onRejected(event, bytes, countedAhead === true),
+      lineAhead: (rejected) => {
+        if (this.#ended) return;
+        this.#watchdog.seen();
+        if (rejected) this.#rejectedLines++;
+        this.#maybeClose();
+      },
       ready: () => {
         if (this.#ended) return;
         this.#clearReadyTimer();
@@ -452,10 +487,10 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     for (const settle of settlements) settle();
   }
 
-  #onEvent(event: RunEvent): void {
-    if (this.#ended || this.#exitPublished) return;
+  #onEvent(event: RunEvent, bytes = 0): void {
+    if (this.#exitPublished || (this.#ended && !this.#eventsBehind)) return;
     this.#watchdog.seen();
-    this.#publish(event);
+    this.#publish(event, bytes);
     if (this.#settlements.length > 0) this.#flushSettlements();
     if (event.type === 'exit') {
       this.#exitPublished = true;
@@ -511,23 +546,28 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     this.#end(undefined);
   }
 
-  #onRejected(event: RejectedEvent): void {
-    if (this.#ended || this.#exitPublished) return;
+  #onRejected(event: RejectedEvent, bytes = 0, countedAhead = false): void {
+    if (this.#exitPublished || (this.#ended && !this.#eventsBehind)) return;
     this.#watchdog.seen();
-    this.#rejectedLines++;
+    if (!countedAhead) this.#rejectedLines++;
     this.emit('rejected', event);
-    this.#publish(event);
+    this.#publish(event, bytes);
   }
 
-  #publish(event: RunEvent): void {
+  #publish(event: RunEvent, bytes = 0): void {
     this.emit('event', event);
-    this.#fanout.publish(event);
+    this.#fanout.publish(event, bytes);
   }
 
   #shouldPauseReading(): boolean {
-    // Never pause while an ack is awaited (a consumer awaiting it inside its loop would deadlock),
-    // nor once the child is gone (the final drain reads everything).
+    // A driver that cannot read facts ahead never pauses while an ack is awaited (a consumer awaiting
+    // it inside its loop would deadlock), nor once the child is gone (its final drain reads everything).
     this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.#fanout.overHighWater();
+    return this.#readingPaused;
+  }
+
+  #backpressure(): boolean {
+    this.#readingPaused = this.#fanout.overHighWater();
     return this.#readingPaused;
   }
 
@@ -642,7 +682,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
         ? undefined
         : { exitCode: exit.exitCode, signal: exit.signal, spawnFailed: exit.spawnError !== undefined },
     );
-    if (finishing !== undefined) await finishing;
+    const finished = finishing instanceof Promise ? await finishing : finishing;
     this.#clearTimers();
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
     this.#flushSettlements();
@@ -655,7 +695,16 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       parentVerdict: this.#verdict,
     });
     if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
-    if (!this.#exitPublished) this.#publishSyntheticExit(verdict);
+    if (finished?.eventsBehind !== undefined && !this.#exitPublished) {
+      // The facts are all in; the events follow as the consumers take them, then (without the child's own) a synthetic exit.
+      this.#eventsBehind = true;
+      void finished.eventsBehind.then(() => {
+        if (!this.#exitPublished) this.#publishSyntheticExit(verdict);
+        this.#eventsBehind = false;
+      });
+    } else if (!this.#exitPublished) {
+      this.#publishSyntheticExit(verdict);
+    }
     const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
     const answer = this.#result === undefined ? undefined : await this.#result.answer;
     this.#finish(verdict, report, answer);

@@ -60,8 +60,9 @@ export interface Receiver<D extends Direction> {
   readonly lastSeq: number;
 }
 
-export function createReceiver<D extends Direction>(direction: D): Receiver<D> {
-  let lastSeq = 0;
+/** A receiver of `direction` lines; `after` is the last seq already consumed (a second reader resuming another's place). */
+export function createReceiver<D extends Direction>(direction: D, after = 0): Receiver<D> {
+  let lastSeq = after;
   const outOfOrder = (seq: number, source: { type?: unknown; run?: unknown }) => {
     const rejection: Rejection = {
       code: 'out-of-order',

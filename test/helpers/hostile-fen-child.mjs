@@ -10,6 +10,8 @@
 //   { "answerFile": { "kind": K, ... } }   make the answer file (see makeAnswerFile) and write result naming it
 //   { "replace": "rename" | "recreate" | "truncate" }   swap the event file (then keep writing to the new one)
 //   { "sleep": ms }                         wait
+//   { "touch": path }                       create an empty file at path (tells the test a step is done)
+//   { "result": text }                      complete turn 1 and write `result` with that final text
 //   { "exit": "done" }                      write `exit` (status) and leave with code 0
 //   { "hang": true }                        wait for a cancel (exit cancelled) or close (ack it, exit done) line
 import {
@@ -130,6 +132,11 @@ for (const step of plan.steps) {
       fd = openSync(eventPath, 'a');
     }
   } else if (step.sleep) await sleep(step.sleep);
+  else if (step.touch) writeFileSync(step.touch, '');
+  else if (step.result !== undefined) {
+    write('turn-complete', { turn: 1, 'stop-reason': 'stop' });
+    write('result', { 'stop-reason': 'stop', 'final-text': step.result });
+  }
   else if (step.exit) {
     write('exit', { status: step.exit });
     closeSync(fd);

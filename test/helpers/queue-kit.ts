@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { fakeChild } from '../../src/testing/index.js';
-import type { FakeChild, Scenario } from '../../src/testing/index.js';
+import type { BuiltinScenarioName, FakeChild, Scenario } from '../../src/testing/index.js';
 import type { WorkerOptions, WorkerProfile } from '../../src/queue/index.js';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./queue-worker.mjs', import.meta.url));
@@ -73,7 +73,7 @@ export async function stopWorkerProcess(worker: WorkerProcess, graceMs = 20_000)
 const made: FakeChild[] = [];
 
 /** A profile running a fast fake child that plays `scenario`. */
-export function fakeProfile(scenario: Scenario | 'echo' | 'huge-answer' | 'demo', limits?: WorkerProfile['limits']): WorkerProfile & { token: string } {
+export function fakeProfile(scenario: Scenario | BuiltinScenarioName, limits?: WorkerProfile['limits']): WorkerProfile & { token: string } {
   const child = fakeChild(scenario, { turnTickMs: 5, idleTickMs: 20 });
   made.push(child);
   const profile: WorkerProfile & { token: string } = { command: child.command, args: [...child.args], env: { ...child.env }, token: child.token };

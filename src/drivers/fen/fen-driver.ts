@@ -1,25 +1,21 @@
 // Fen's driver: the private channel directory and FEN_WIRE_* env, control lines, and event lines read into run facts.
-import {
-  channelEnv,
-  ControlWriter,
-  createRunDirectory,
-  EventReader,
-  removeRunDirectory,
-} from '../../channel/index.js';
+import { channelEnv, ControlWriter, createRunDirectory, removeRunDirectory } from '../../channel/index.js';
 import type { ControlPayload, ReaderRejection, RunDirectory } from '../../channel/index.js';
-import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
+import type { Control, Driver, DriverContext, FinishReport, Launch, Protocol, SendOutcome } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { OutcomeErrorCode, RejectedEvent } from '../../run/types/index.js';
 import { createSender, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage, WireControlType, WireEvent } from '../../wire/index.js';
 import { readAnswer } from './answer.js';
 import { toRunEvent } from './to-run-event.js';
+import { FILE_FAILURES, TwoPassReader } from './two-pass-reader.js';
 
 /** Outcome codes of the fatal rejections of the event channel. */
 const PROTOCOL_FAILURE_CODES: Record<string, OutcomeErrorCode> = {
   'version-mismatch': 'version-mismatch',
   'foreign-run': 'foreign-run',
   'event-file-truncated': 'event-file-truncated',
+  'event-file-replaced': 'event-file-replaced',
   'read-error': 'channel-error',
 };
 
@@ -33,8 +29,10 @@ export class FenDriver implements Driver {
   readonly #context: DriverContext;
   #directory: RunDirectory | undefined;
   #writer: ControlWriter | undefined;
-  #reader: EventReader | undefined;
+  #reader: TwoPassReader | undefined;
   #resultSeen = false;
+  /** Resolves once every event was published (the events pass stopped). */
+  #eventsDone: (() => void) | undefined;
 
   constructor(context: DriverContext) {
     this.#context = context;
@@ -57,14 +55,21 @@ export class FenDriver implements Driver {
         if (!sent.ok) throw new Error('rejection' in sent ? sent.rejection.reason : sent.reason);
         taskRef = sent.seq;
       }
-      this.#reader = new EventReader(
+      const sink = this.#context.sink;
+      this.#reader = new TwoPassReader(
         directory.eventPath,
         runId,
         {
-          event: (event) => this.#onWireEvent(event),
-          rejected: (rejection) => this.#onRejected(rejection),
+          facts: (event, ahead) => {
+            this.#facts(event);
+            if (ahead) sink.lineAhead(false);
+          },
+          publish: (event, bytes) => sink.event(toRunEvent(event), bytes),
+          rejectedFacts: (rejection, ahead) => this.#rejectionFacts(rejection, ahead),
+          publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
+          eventsDone: () => this.#eventsDone?.(),
         },
-        { shouldPause: () => this.#context.shouldPause() },
+        { backpressure: () => this.#context.backpressure() },
       );
       this.#reader.start();
       return {
@@ -107,24 +112,32 @@ export class FenDriver implements Driver {
     this.#reader?.drain();
   }
 
-  finish(): void {
-    // Everything the child wrote before it died is still in the file: read it all.
-    this.#reader?.finish();
+  finish(): FinishReport | undefined {
     this.#writer?.close();
+    const reader = this.#reader;
+    if (reader === undefined) return undefined;
+    // Everything the child wrote before it died is still in the file: its facts are read now, its
+    // events as the consumers take them (never all at once into memory).
+    const eventsBehind = new Promise<void>((resolve) => (this.#eventsDone = resolve));
+    reader.end();
+    if (!reader.eventsPending) return undefined;
+    return { eventsBehind };
   }
 
   disconnect(): void {
     // Never called: a Fen run always has a process.
   }
 
-  dispose(): void {
+  dispose(now = false): void {
     this.#writer?.close();
-    this.#reader?.close();
+    // Events still behind are read from the open descriptor: the file may be removed under it.
+    if (now || this.#reader?.eventsPending !== true || this.#eventsDone === undefined) this.#reader?.close();
+    else this.#reader.closeFacts();
     if (this.#directory !== undefined && !this.#context.options.keepFiles) removeRunDirectory(this.#directory.dir);
   }
 
-  /** One event line: the facts it carries first, then the event itself (which settles what the facts answered). */
-  #onWireEvent(event: WireEvent): void {
+  /** The facts one event line carries (its event follows, now or later, and settles what they answered). */
+  #facts(event: WireEvent): void {
     const sink = this.#context.sink;
     switch (event.type) {
       case 'ready':
@@ -162,33 +175,29 @@ export class FenDriver implements Driver {
         }
         break;
       case 'exit':
+        // Nothing may follow `exit` (the reader stops there).
         sink.exit(event.error === undefined ? { status: event.status } : { status: event.status, error: event.error });
-        // Nothing may follow `exit`.
-        this.#reader?.close();
         break;
     }
-    sink.event(toRunEvent(event));
   }
 
-  #onRejected(rejection: ReaderRejection): void {
-    const event: RejectedEvent = {
-      type: 'rejected',
-      code: rejection.code,
-      reason: rejection.reason,
-      fatal: rejection.fatal,
-    };
-    if (rejection.seq !== undefined) event.seq = rejection.seq;
-    if (rejection.type !== undefined) event.lineType = rejection.type;
-    if (rejection.run !== undefined) event.run = rejection.run;
-    if (rejection.errors !== undefined) event.errors = rejection.errors;
+  /** A rejection's facts: a fatal one ends the run; a line found ahead of its publication counts now. */
+  #rejectionFacts(rejection: ReaderRejection, ahead: boolean): void {
+    const sink = this.#context.sink;
     if (rejection.fatal) {
-      this.#context.sink.fatal(
-        PROTOCOL_FAILURE_CODES[rejection.code] ?? 'channel-error',
-        `protocol failure (${rejection.code}): ${rejection.reason}`,
-      );
+      sink.fatal(PROTOCOL_FAILURE_CODES[rejection.code] ?? 'channel-error', `protocol failure (${rejection.code}): ${rejection.reason}`);
     }
-    this.#context.sink.rejected(event);
+    if (ahead && !FILE_FAILURES.has(rejection.code)) sink.lineAhead(true);
   }
+}
+
+function toRejectedEvent(rejection: ReaderRejection): RejectedEvent {
+  const event: RejectedEvent = { type: 'rejected', code: rejection.code, reason: rejection.reason, fatal: rejection.fatal };
+  if (rejection.seq !== undefined) event.seq = rejection.seq;
+  if (rejection.type !== undefined) event.lineType = rejection.type;
+  if (rejection.run !== undefined) event.run = rejection.run;
+  if (rejection.errors !== undefined) event.errors = rejection.errors;
+  return event;
 }
 
 /** Fen's wire protocol (the default). */

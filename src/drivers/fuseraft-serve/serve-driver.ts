@@ -12,6 +12,9 @@ import type { DaemonFrame } from '../socket/frame-decoder.js';
 import { helloOf, serveHeaders } from './hello.js';
 import type { Hello } from './hello.js';
 
+/** Daemon and display messages of seed 002 with no Run API counterpart: they become `info` events. */
+const DOCUMENTED_TYPES = new Set(['agent_starting', 'task_resumed', 'auto_dispatched', 'a2a_call', 'text', 'info', 'warning', 'status', 'retrying']);
+
 /** Why steer, follow-up and finalize are refused. */
 const NO_TASK_INPUT = 'fuseraft serve takes each user_input as a new task: a running task reads no further input';
 
@@ -195,7 +198,11 @@ class FuseraftServeDriver implements Driver {
         return this.#onError(frame);
     }
     // Progress is broadcast to every client of the daemon: surfaced, not counted as this run's facts.
-    this.#channel.event(bridgeDisplayDraft(frame) ?? passthrough(frame));
+    const draft = bridgeDisplayDraft(frame);
+    if (draft !== undefined) return this.#channel.event(draft);
+    if (DOCUMENTED_TYPES.has(frame.type)) return this.#channel.event(passthrough(frame));
+    // A type seed 002 does not document (a newer daemon may add some): carried as it came.
+    this.#channel.event({ type: 'passthrough', protocol: 'fuseraft-serve', frame });
   }
 
   #onHello(frame: Frame): void {

@@ -6,6 +6,12 @@ import type { EventDraft } from '../fuseraft/event-drafts.js';
 import { isObject, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 
+/** Messages the seed documents that carry nothing the run acts on: `info` events. */
+export const NOTICES: ReadonlySet<string> = new Set([
+  'session_list', 'session_cleared', 'session_title_changed', 'model_list', 'model_switched', 'thinking_variant_changed',
+  'todos_updated', 'job_update', 'job_output', 'job_output_error', 'slash_result', 'project_list', 'session_usage_changed',
+]);
+
 /** Which streamed part a `part_delta` belongs to, by its `field`. */
 export type DeltaKind = 'text' | 'thinking' | 'other';
 

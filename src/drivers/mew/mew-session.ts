@@ -1,15 +1,18 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
-import { addUsage, advance, decide } from '../../wire/index.js';
-import type { RunState, Usage } from '../../wire/index.js';
+import { advance, decide } from '../../wire/index.js';
+import type { JsonValue, RunState, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
-import { checkMessage, MEW_MIN_PROTOCOL_VERSION, snakeTag, spellTag, stringField } from './messages.js';
+import { NOTICES } from './event-map.js';
+import { Handshake } from './handshake.js';
+import { checkMessage, spellTag, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
-import type { JsonValue } from '../../wire/index.js';
 import { RequestDesk } from './request-desk.js';
+import { SessionRecord } from './session-record.js';
+import { alertOf, isIdle } from './session-signals.js';
 import type { MewControl, MewFacts, MewFailure, MewIo, MewSessionOptions, MewVerdict } from './session-types.js';
-import { receiptOf, Submissions } from './submissions.js';
+import { receiptOf, refusalOf, Submissions } from './submissions.js';
 import type { Submission } from './submissions.js';
 import { TURN_MESSAGES, TurnStream } from './turn-stream.js';
 
@@ -21,14 +24,7 @@ export const MEW_FINALIZE_PROMPT =
 export const STEER_REFUSAL =
   'mew has no mid-turn steering (its daemon runs one turn at a time and has no message that joins a running turn): send followUp() to queue the text as the next turn, or cancel()';
 
-/** Messages the seed documents that carry nothing the run acts on: `info` events. */
-const NOTICES = new Set([
-  'session_list', 'session_cleared', 'session_title_changed', 'model_list', 'model_switched', 'thinking_variant_changed',
-  'todos_updated', 'job_update', 'job_output', 'job_output_error', 'slash_result', 'project_list', 'session_usage_changed',
-]);
-
 type Phase = 'connecting' | 'open' | 'reconnecting' | 'ended';
-type TurnEnd = 'completed' | 'failed' | 'cancelled' | 'rejected';
 
 /**
  * The driver logic of one session on a mew daemon. The run state follows Fen's (state, control) table
@@ -50,18 +46,10 @@ export class MewSession {
   #state: RunState = 'starting';
   #nextRef = 1;
   #messageNumber = 0;
-  #sessionId: string | undefined;
-  #pongSeen = false;
-  #readySeen = false;
+  readonly #handshake: Handshake;
 
   readonly #stream: TurnStream;
-  #readyEvent: EventDraft | undefined;
-  /** The last turn ended on `session_activity_changed {idle}`: a `turn_failed` alert may still amend it. */
-  #endedByIdle = false;
-  #lastEnd: TurnEnd | undefined;
-  #lastError: string | undefined;
-  #answer: SessionAnswer | undefined;
-  #usage: Usage | undefined;
+  readonly #record = new SessionRecord();
 
   #held: Array<{ ref: number; text: string }> = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
@@ -81,6 +69,17 @@ export class MewSession {
         decision: (value) => spellTag(value, options.wireCase),
       },
     );
+    this.#handshake = new Handshake(
+      {
+        send: (message) => io.send(message),
+        attached: () => io.attached(),
+        ready: (event) => this.#onReady(event),
+        reattached: (message) => this.#onReattached(message),
+        fail: (code, error) => this.#fail(code, error),
+        rejected: (rejection) => facts.rejected(rejection),
+      },
+      { cwd: options.cwd, sessionId: options.sessionId },
+    );
     if (options.task !== undefined) this.#taskRef = this.#nextRef++;
   }
 
@@ -95,7 +94,7 @@ export class MewSession {
 
   /** The session id mew gave (undefined before `session_ready`). */
   get sessionId(): string | undefined {
-    return this.#sessionId;
+    return this.#handshake.sessionId;
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -110,10 +109,7 @@ export class MewSession {
     if (this.#phase === 'ended') return;
     const reopened = this.#phase === 'reconnecting';
     this.#phase = 'open';
-    this.#io.send({ type: 'ping' });
-    const attachTo = reopened ? this.#sessionId : this.#options.sessionId;
-    if (attachTo !== undefined) this.#io.send({ type: 'attach_session', session_id: attachTo });
-    else this.#io.send(this.#options.cwd === undefined ? { type: 'new_session' } : { type: 'new_session', cwd: this.#options.cwd });
+    this.#handshake.greet(reopened);
   }
 
   /**
@@ -125,7 +121,7 @@ export class MewSession {
   connectionLost(code: 'connection-lost' | 'no-pong', reason: string): boolean {
     if (this.#phase === 'ended') return false;
     if (this.#phase === 'reconnecting') return true;
-    if (!this.#readySeen) return this.#lose(code, `the connection to mew was lost before the session was ready: ${reason}`);
+    if (!this.#handshake.ready) return this.#lose(code, `the connection to mew was lost before the session was ready: ${reason}`);
     if (this.#stream.open) {
       return this.#lose(code, `the connection to mew was lost during turn ${this.#stream.turn}: ${reason} (the turn's events cannot be read back, and mew cancels a turn once its last client leaves)`);
     }
@@ -155,9 +151,11 @@ export class MewSession {
     if (read.rejection !== undefined) this.#facts.rejected(read.rejection);
     if (read.message === undefined || !read.usable) return;
     const message = read.message;
-    if (message.type === 'pong') return this.#onPong(message);
-    if (message.type === 'session_ready') return this.#onSessionReady(message);
-    if (!this.#readySeen) {
+    if (message.type === 'pong') return this.#handshake.pong(message);
+    if (message.type === 'session_ready') return this.#handshake.sessionReady(message);
+    // session_history follows session_ready, and may come before the pong that completes the handshake.
+    const historyNow = message.type === 'session_history' && this.#handshake.sessionId !== undefined;
+    if (!this.#handshake.ready && !historyNow) {
       this.#facts.rejected({ code: 'out-of-order', reason: `a ${message.type} message before session_ready`, lineType: message.type });
       return;
     }
@@ -187,54 +185,36 @@ export class MewSession {
     this.#facts.event({ type: 'passthrough', protocol: 'mew', frame: message });
   }
 
-  #onPong(message: MewMessage): void {
-    const revision = message['protocol_version'];
-    if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < MEW_MIN_PROTOCOL_VERSION) {
-      const version = stringField(message, 'version');
-      const said = typeof revision === 'number' ? `speaks wire revision ${revision}` : 'did not say its wire revision (pong.protocol_version)';
-      return this.#fail('version-mismatch', `the mew daemon${version === undefined ? '' : ` ${JSON.stringify(version)}`} ${said}; subvisor needs revision ${MEW_MIN_PROTOCOL_VERSION} or later (acknowledged submit_prompt with receipts): upgrade mew`);
-    }
-    this.#pongSeen = true;
-    this.#maybeReady();
-  }
-
-  #onSessionReady(message: MewMessage): void {
-    const id = message['session_id'] as string;
-    if (this.#readySeen) {
-      if (id !== this.#sessionId) return this.#fail('protocol-error', `mew switched this connection to another session (${id})`);
-      // Re-attached after a reconnect: check every uncertain submission, never re-send it.
-      this.#io.attached();
-      this.#facts.event(withExtras({ type: 'info', nativeType: 'session_ready', summary: 're-attached to the session' }, message, []));
-      for (const submission of this.#submissions.pending) {
-        if (submission.uncertain) this.#io.send({ type: 'read_prompt_receipt', session_id: id, request_id: submission.requestId });
-      }
-      return;
-    }
-    if (this.#options.sessionId !== undefined && id !== this.#options.sessionId) {
-      return this.#fail('protocol-error', `asked to attach session ${this.#options.sessionId}, mew answered with session ${id}`);
-    }
-    if (this.#sessionId !== undefined) return this.#facts.rejected({ code: 'out-of-order', reason: 'a second session_ready before the pong', lineType: 'session_ready' });
-    this.#sessionId = id;
-    this.#io.attached();
-    this.#readyEvent = withExtras({ type: 'ready' }, message, []);
-    this.#maybeReady();
-  }
-
-  /** Ready once both the session and the daemon's wire revision are known. */
-  #maybeReady(): void {
-    if (this.#readySeen || !this.#pongSeen || this.#readyEvent === undefined || this.#phase === 'ended') return;
-    this.#readySeen = true;
+  /** First attach complete: ready, and the task submitted. */
+  #onReady(event: EventDraft): void {
+    if (this.#phase === 'ended') return;
     this.#state = advance(this.#state, 'started');
     this.#facts.ready();
-    this.#facts.event(this.#readyEvent);
+    this.#facts.event(event);
     if (this.#taskRef !== undefined) {
       this.#state = decide(this.#state, 'prompt').next;
       this.#submit(this.#options.task!, 'prompt', this.#taskRef);
     }
   }
 
+  /** Re-attached after a reconnect: check every uncertain submission, never re-send it. */
+  #onReattached(message: MewMessage): void {
+    this.#facts.event(withExtras({ type: 'info', nativeType: 'session_ready', summary: 're-attached to the session' }, message, []));
+    for (const submission of this.#submissions.pending) {
+      if (submission.uncertain) this.#io.send({ type: 'read_prompt_receipt', session_id: this.#handshake.sessionId!, request_id: submission.requestId });
+    }
+  }
+
+  /**
+   * A streamed message. With no turn open, one that starts output (a turn another client started, or
+   * a receipt still on its way) opens a turn; a trailing one (a late `message_end`, `tool_end`...)
+   * is only reported, so it cannot open a turn that nothing would end.
+   */
   #onTurnMessage(message: MewMessage): void {
-    if (!this.#stream.open) this.#openTurn();
+    if (!this.#stream.open) {
+      if (!startsOutput(message)) return this.#facts.event(passthrough(message, 'after the turn ended'));
+      this.#openTurn();
+    }
     this.#stream.take(message);
   }
 
@@ -253,14 +233,10 @@ export class MewSession {
       if (!this.#stream.open) this.#openTurn();
       return;
     }
-    const reason =
-      receipt.status === 'rejected' ? `mew rejected the prompt${receipt.message === undefined ? '' : `: ${receipt.message}`}`
-      : receipt.status === 'unknown' ? `mew has no receipt for request ${submission.requestId}: it was not re-sent; inspect the conversation before retrying`
-      : `mew answered the prompt with status ${JSON.stringify(receipt.raw)}`;
+    const reason = refusalOf(receipt, submission.requestId);
     this.#answerSubmission(submission, 'rejected', reason);
     carry();
-    this.#lastEnd = 'rejected';
-    this.#lastError = reason;
+    this.#record.submissionRejected(reason);
     if (!this.#stream.open && this.#submissions.pending.length === 0) this.#afterTurn();
   }
 
@@ -272,27 +248,19 @@ export class MewSession {
   }
 
   #onAlert(message: MewMessage): void {
-    const alert = snakeTag(message['alert'] ?? message['kind'] ?? message['event']);
+    const alert = alertOf(message);
     this.#facts.event(passthrough(message, alert === undefined ? undefined : `session alert: ${alert}`));
     if (alert === 'turn_complete' && this.#stream.open) this.#endTurn('completed');
     if (alert !== 'turn_failed') return;
     const error = stringField(message, 'message') ?? 'mew reported turn_failed';
     if (this.#stream.open) return this.#endTurn('failed', error);
-    if (this.#endedByIdle && this.#lastEnd === 'completed') {
-      // The turn ended on idle first: the alert amends how it ended (its answer no longer counts).
-      this.#lastEnd = 'failed';
-      this.#lastError = error;
-      this.#answer = undefined;
-    }
+    this.#record.lateFailure(error);
   }
 
   #onActivity(message: MewMessage): void {
-    const idle = message['idle'] === true || snakeTag(message['activity'] ?? message['state'] ?? message['status']) === 'idle';
+    const idle = isIdle(message);
     this.#facts.event(passthrough(message, idle ? 'session idle' : undefined));
-    if (idle && this.#stream.open) {
-      this.#endTurn('completed');
-      this.#endedByIdle = true;
-    }
+    if (idle && this.#stream.open) this.#endTurn('completed', undefined, true);
   }
 
   #onErrorEvent(message: MewMessage): void {
@@ -306,19 +274,14 @@ export class MewSession {
   /* ---------------------------------------------------------------------------------------------- */
 
   #openTurn(): void {
-    this.#endedByIdle = false;
     // A turn another client started moves a ready run to running, as a Fen child's own turn does.
     if (this.#state === 'ready') this.#state = 'running';
     this.#stream.begin();
   }
 
-  #endTurn(end: 'completed' | 'failed', error?: string): void {
+  #endTurn(end: 'completed' | 'failed', error?: string, byIdle = false): void {
     const how = this.#finalize === 'interrupting' ? 'cancelled' : end;
-    const ended = this.#stream.end(how, error);
-    this.#lastEnd = how;
-    this.#lastError = error;
-    if (ended.usage !== undefined) addUsage((this.#usage ??= {}), ended.usage);
-    if (ended.answer !== undefined) this.#answer = ended.answer;
+    this.#record.turnEnded(how, this.#stream.end(how, error), error, byIdle);
     this.#afterTurn();
   }
 
@@ -330,7 +293,7 @@ export class MewSession {
         return this.#sendHeld();
       case 'closing':
         this.#state = advance(this.#state, 'turn-done');
-        return this.#end(this.#endOf());
+        return this.#end(this.#record.endOf(this.#finalize !== 'none'));
       case 'finalizing':
         if (this.#finalize === 'interrupting') {
           this.#finalize = 'final-turn';
@@ -338,7 +301,7 @@ export class MewSession {
           return;
         }
         this.#state = advance(this.#state, 'final-turn-done');
-        return this.#end(this.#endOf());
+        return this.#end(this.#record.endOf(this.#finalize !== 'none'));
     }
   }
 
@@ -385,7 +348,7 @@ export class MewSession {
         this.#dropHeld();
         return { ref, status: 'accepted' };
       case 'finish':
-        return { ref, status: 'accepted', then: () => this.#end(this.#endOf()) };
+        return { ref, status: 'accepted', then: () => this.#end(this.#record.endOf(this.#finalize !== 'none')) };
       default:
         return { ref, status: 'accepted', then: () => this.#cancel() };
     }
@@ -401,7 +364,7 @@ export class MewSession {
 
   #submit(text: string, role: Submission['role'], ref: number | undefined): void {
     const submission = this.#submissions.add(role, ref);
-    this.#io.send({ type: 'submit_prompt', session_id: this.#sessionId!, request_id: submission.requestId, text, attachments: [] });
+    this.#io.send({ type: 'submit_prompt', session_id: this.#handshake.sessionId!, request_id: submission.requestId, text, attachments: [] });
   }
 
   #dropHeld(): void {
@@ -412,22 +375,16 @@ export class MewSession {
   /* The end                                                                                        */
   /* ---------------------------------------------------------------------------------------------- */
 
-  /** How the run ends when the session detaches now: after the last turn's end (or a rejected last submission). */
-  #endOf(): ChildEnd {
-    if (this.#lastEnd === 'failed' || this.#lastEnd === 'rejected') return { status: 'failed', error: this.#lastError ?? 'the last turn failed' };
-    if (this.#lastEnd === 'cancelled' && this.#finalize === 'none') return { status: 'cancelled', error: 'the last turn was cancelled' };
-    return { status: 'done' };
-  }
-
   /** Detaches with a made-up exit (a daemon session has none): the answer first when the run is done. */
   #end(end: ChildEnd): void {
     if (this.#phase === 'ended') return;
     this.#stop();
-    if (end.status === 'done' && this.#answer !== undefined) {
-      this.#facts.result({ stopReason: 'end_turn', answer: this.#answer, usage: this.#usage });
-      const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: this.#answer.text };
-      if (this.#usage !== undefined) result['usage'] = this.#usage;
-      if (this.#answer.truncated) result['truncated'] = true;
+    const { answer, usage } = this.#record;
+    if (end.status === 'done' && answer !== undefined) {
+      this.#facts.result({ stopReason: 'end_turn', answer, usage });
+      const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
+      if (usage !== undefined) result['usage'] = usage;
+      if (answer.truncated) result['truncated'] = true;
       this.#facts.event(result as { type: 'result' });
     }
     this.#facts.exit(end);
@@ -450,12 +407,12 @@ export class MewSession {
 
   /** The answer: the text of the last completed turn (undefined before one completed). */
   answer(): SessionAnswer | undefined {
-    return this.#answer;
+    return this.#record.answer;
   }
 
   /** Summed usage of every turn. */
   usage(): Usage | undefined {
-    return this.#usage;
+    return this.#record.usage;
   }
 
   /** The run is over (the driver is disposing): nothing more is sent or reported. */
@@ -470,4 +427,11 @@ function noteOf(control: MewControl): string {
 
 function historyLength(message: MewMessage): number {
   return Array.isArray(message['messages']) ? message['messages'].length : 0;
+}
+
+/** Whether a streamed message begins output (and so may open a turn): a part starting or growing, a tool or subagent starting. */
+function startsOutput(message: MewMessage): boolean {
+  if (message.type === 'tool_start' || message.type === 'subagent_start') return true;
+  const event = message['event'];
+  return message.type === 'provider' && typeof event === 'object' && event !== null && !Array.isArray(event) && (event['type'] === 'part_start' || event['type'] === 'part_delta');
 }

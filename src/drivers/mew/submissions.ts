@@ -83,3 +83,10 @@ export function receiptOf(message: MewMessage): Receipt {
     message: stringField(message, 'message'),
   };
 }
+
+/** The reason of a rejected Ack for a receipt that did not accept: mew's message, or why nothing is re-sent. */
+export function refusalOf(receipt: Receipt, requestId: string): string {
+  if (receipt.status === 'rejected') return `mew rejected the prompt${receipt.message === undefined ? '' : `: ${receipt.message}`}`;
+  if (receipt.status === 'unknown') return `mew has no receipt for request ${requestId}: it was not re-sent; inspect the conversation before retrying`;
+  return `mew answered the prompt with status ${JSON.stringify(receipt.raw)}`;
+}

@@ -137,12 +137,14 @@ export type RejectedCode =
   | 'foreign-run'
   /** The event file shrank below the read offset (fatal). */
   | 'event-file-truncated'
+  /** The event file was swapped: renamed over, removed (and re-created), or truncated and written again (fatal). */
+  | 'event-file-replaced'
   /** Reading the event file failed (fatal). */
   | 'read-error';
 
 /**
  * A line of the event file that was not accepted. `fatal` ones (version mismatch, foreign run,
- * truncated event file) end the run `failed`; the others are reported, counted in
+ * truncated or replaced event file) end the run `failed`; the others are reported, counted in
  * `outcome.rejectedLines`, and the run goes on.
  */
 export interface RejectedEvent {

@@ -93,6 +93,12 @@ export interface RunOptions {
    */
   highWaterMark?: number;
   /**
+   * Backpressure counted in bytes, beside `highWaterMark`: reading also pauses while an iterator holds
+   * events that took more than this many bytes on the wire (so 12 KB events and 200 B events are
+   * bounded by what they cost). Default 1 MiB (1048576).
+   */
+  highWaterBytes?: number;
+  /**
    * Protocols that frame messages as stdout lines (HEP): the longest line read, in bytes. A longer one
    * is rejected (`too-large`), skipped to its newline, and the answer is marked truncated. HEP does
    * not bound its frames (a long answer is one `turn_done` line), so the default is generous: 16 MiB.
@@ -158,6 +164,7 @@ type SharedRunOptions = Pick<
   | 'maxFrameBytes'
   | 'retainEvents'
   | 'highWaterMark'
+  | 'highWaterBytes'
   | 'handleParentSignals'
   | 'approve'
   | 'answerQuestion'

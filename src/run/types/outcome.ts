@@ -8,6 +8,8 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * Why a run did not end as planned; set together with `outcome.error`.
  * - `spawn-failed`: the command could not be started (ENOENT, EACCES...). The CLI maps it to exit code 3.
  * - `version-mismatch`, `foreign-run`, `event-file-truncated`: protocol failures (the run was cancelled and reaped).
+ * - `event-file-replaced`: the child swapped its event file (renamed another over it, removed and re-created it, or
+ *   truncated and rewrote it): a protocol failure, as above.
  * - `ready-timeout`: no `ready` within `readyTimeoutMs`.
  * - `deadline`: the parent enforced the deadline (status `timed-out`).
  * - `aborted`: the parent cancelled the run: `cancel()`, the `signal`, `terminate()` or disposal (status `cancelled`).
@@ -32,6 +34,7 @@ export type OutcomeErrorCode =
   | 'version-mismatch'
   | 'foreign-run'
   | 'event-file-truncated'
+  | 'event-file-replaced'
   | 'ready-timeout'
   | 'deadline'
   | 'aborted'

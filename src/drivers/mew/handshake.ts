@@ -1,0 +1,87 @@
+// Attaching to a mew session on each connection: the greeting, the wire-revision check, and when the session is ready.
+import { withExtras } from '../fuseraft/event-drafts.js';
+import type { EventDraft } from '../fuseraft/event-drafts.js';
+import type { MessageRejection, MewMessage } from './messages.js';
+import { versionProblem } from './session-signals.js';
+
+export interface HandshakeHooks {
+  send(message: MewMessage): boolean;
+  /** The session is attached on this connection (the transport's re-attach is complete). */
+  attached(): void;
+  /** First attach complete: the session exists and the daemon speaks revision 3 or later. */
+  ready(event: EventDraft): void;
+  /** Attached again after a lost connection, to the same session. */
+  reattached(message: MewMessage): void;
+  fail(code: 'version-mismatch' | 'protocol-error', error: string): void;
+  rejected(rejection: MessageRejection): void;
+}
+
+/**
+ * On every connection: `ping` (its `pong` carries the wire revision), then `new_session {cwd}` or
+ * `attach_session {session_id}` (the given session, or after a reconnect the one mew created). Ready
+ * once both `pong` and `session_ready` came, in either order. Every `pong` is checked: a reconnect may
+ * reach another daemon.
+ */
+export class Handshake {
+  readonly #hooks: HandshakeHooks;
+  readonly #cwd: string | undefined;
+  readonly #wanted: string | undefined;
+  #sessionId: string | undefined;
+  #pongSeen = false;
+  #readyEvent: EventDraft | undefined;
+  #ready = false;
+
+  constructor(hooks: HandshakeHooks, options: { cwd?: string | undefined; sessionId?: string | undefined }) {
+    this.#hooks = hooks;
+    this.#cwd = options.cwd;
+    this.#wanted = options.sessionId;
+  }
+
+  /** The session id mew gave (undefined before `session_ready`). */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** True once the first attach completed. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** A connection opened (`reattach`: after a lost one). */
+  greet(reattach: boolean): void {
+    this.#hooks.send({ type: 'ping' });
+    const attachTo = reattach ? this.#sessionId : this.#wanted;
+    if (attachTo !== undefined) this.#hooks.send({ type: 'attach_session', session_id: attachTo });
+    else this.#hooks.send(this.#cwd === undefined ? { type: 'new_session' } : { type: 'new_session', cwd: this.#cwd });
+  }
+
+  pong(message: MewMessage): void {
+    const problem = versionProblem(message);
+    if (problem !== undefined) return this.#hooks.fail('version-mismatch', problem);
+    this.#pongSeen = true;
+    this.#maybeReady();
+  }
+
+  sessionReady(message: MewMessage): void {
+    const id = message['session_id'] as string;
+    if (this.#ready) {
+      if (id !== this.#sessionId) return this.#hooks.fail('protocol-error', `mew switched this connection to another session (${id})`);
+      this.#hooks.attached();
+      return this.#hooks.reattached(message);
+    }
+    if (this.#wanted !== undefined && id !== this.#wanted) {
+      return this.#hooks.fail('protocol-error', `asked to attach session ${this.#wanted}, mew answered with session ${id}`);
+    }
+    if (this.#sessionId !== undefined) return this.#hooks.rejected({ code: 'out-of-order', reason: 'a second session_ready before the pong', lineType: 'session_ready' });
+    this.#sessionId = id;
+    this.#hooks.attached();
+    this.#readyEvent = withExtras({ type: 'ready' }, message, []);
+    this.#maybeReady();
+  }
+
+  #maybeReady(): void {
+    if (this.#ready || !this.#pongSeen || this.#readyEvent === undefined) return;
+    this.#ready = true;
+    this.#hooks.ready(this.#readyEvent);
+  }
+}
