@@ -14,8 +14,7 @@ import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout, type OutputStream } from './output.js';
 import { Progress, progressModeFor } from './progress.js';
-import { summarize, watch } from './run-report.js';
-import { handleSignals } from './signals.js';
+import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
 import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
 import { superviseRemote } from './remote.js';
@@ -105,20 +104,7 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   progress.started(run.id, run.pid);
   run.on('state', (state) => progress.state(state));
 
-  const removeSignalHandlers = handleSignals({
-    cancel: (signal) => {
-      progress.say(`${signal}: cancelling the run (send it again to kill the child at once)`);
-      void run.terminate(`supervise received ${signal}`);
-    },
-    killNow: (signal) => {
-      progress.say(`${signal} again: killing the child's process tree now`);
-      void run.kill(`supervise received ${signal} twice`);
-    },
-  });
-  stdout.onGone(() => {
-    progress.say('stdout was closed by its reader; cancelling the run');
-    void run.terminate('stdout closed');
-  });
+  const removeSignalHandlers = stopOnSignalsAndClosedStdout(run, progress, stdout);
 
   let outcome: Outcome;
   try {

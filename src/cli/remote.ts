@@ -10,8 +10,7 @@ import type { CliStreams } from './main.js';
 import { createOutputWriter, Stdout } from './output.js';
 import { Progress, progressModeFor } from './progress.js';
 import type { RemoteCliOptions } from './queue-args.js';
-import { summarize, watch } from './run-report.js';
-import { handleSignals } from './signals.js';
+import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { readTask } from './task-source.js';
 import { UsageError } from './usage-error.js';
 
@@ -60,20 +59,7 @@ export async function superviseRemote(options: RemoteCliOptions, streams: CliStr
   run.on('state', (state) => progress.state(state));
   run.on('attempt', (attempt, worker) => progress.say(`attempt ${attempt} started on worker ${worker}`));
 
-  const removeSignalHandlers = handleSignals({
-    cancel: (signal) => {
-      progress.say(`${signal}: cancelling the run (send it again to kill the child at once)`);
-      void run.terminate(`supervise received ${signal}`);
-    },
-    killNow: (signal) => {
-      progress.say(`${signal} again: killing the child's process tree now`);
-      void run.kill(`supervise received ${signal} twice`);
-    },
-  });
-  stdout.onGone(() => {
-    progress.say('stdout was closed by its reader; cancelling the run');
-    void run.terminate('stdout closed');
-  });
+  const removeSignalHandlers = stopOnSignalsAndClosedStdout(run, progress, stdout);
 
   let outcome: Outcome;
   try {

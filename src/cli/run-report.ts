@@ -1,7 +1,8 @@
 // What supervise shows of a run, local or queued: each event (progress, output, control marks) and the closing summary.
 import type { Outcome, RunEvent } from '../run/types/index.js';
 import type { EventMarks } from './event-marks.js';
-import type { OutputWriter } from './output.js';
+import type { OutputWriter, Stdout } from './output.js';
+import { handleSignals } from './signals.js';
 import { formatElapsed, type Progress } from './progress.js';
 import { totalTokens } from '../wire/index.js';
 
@@ -47,4 +48,32 @@ function reportNotable(event: RunEvent, progress: Progress): void {
   } else if (event.type === 'error' && event.error !== undefined) {
     progress.say(`the child reported an error: ${event.error}`);
   }
+}
+
+/** What stopping needs of a run, local or queued. */
+interface Stoppable {
+  terminate(reason: string): unknown;
+  kill(reason: string): unknown;
+}
+
+/**
+ * SIGINT/SIGTERM once cancels the run (the normal backstop), twice kills its tree now; a reader that
+ * closes stdout cancels it too. Returns the remover of the signal handlers.
+ */
+export function stopOnSignalsAndClosedStdout(run: Stoppable, progress: Progress, stdout: Stdout): () => void {
+  const removeSignalHandlers = handleSignals({
+    cancel: (signal) => {
+      progress.say(`${signal}: cancelling the run (send it again to kill the child at once)`);
+      void run.terminate(`supervise received ${signal}`);
+    },
+    killNow: (signal) => {
+      progress.say(`${signal} again: killing the child's process tree now`);
+      void run.kill(`supervise received ${signal} twice`);
+    },
+  });
+  stdout.onGone(() => {
+    progress.say('stdout was closed by its reader; cancelling the run');
+    void run.terminate('stdout closed');
+  });
+  return removeSignalHandlers;
 }
