@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { capAnswer } from '../src/queue/answer-cap.js';
 import { checkProfiles, runOptionsFor } from '../src/queue/profiles.js';
 import { checkJobData, parseControlMessage, parseRecord, queueKeys, resolveRetention } from '../src/queue/records.js';
-import { queueOutcome } from '../src/queue/outcomes.js';
+import { childlessOutcome } from '../src/run/outcome.js';
 import { redisOptions } from '../src/queue/connection.js';
 
 const job = { v: 1 as const, profile: 'p', attempts: 1, maxEvents: 100, ttlMs: 1000 };
@@ -39,7 +39,7 @@ describe('job data from Redis (untrusted on the worker)', () => {
 
 describe('stream records (read back by the producer)', () => {
   it('round-trips every kind and names what is wrong with a bad one', () => {
-    const outcome = queueOutcome('r', 'done', 'aborted', 'x');
+    const outcome = childlessOutcome('r', 'done', 'aborted', 'x');
     const records = [
       { k: 'attempt', a: 1, worker: 'w', n: 1 },
       { k: 'event', a: 1, t: 5, e: { type: 'ready', v: 1, seq: 1, run: 'r' }, n: 2 },
@@ -88,7 +88,7 @@ describe('stream records (read back by the producer)', () => {
 
 describe('the answer cap', () => {
   it('cuts at a character boundary, marks the outcome truncated and keeps an earlier note', () => {
-    const outcome = { ...queueOutcome('r', 'done', 'aborted', 'x'), finalText: 'aé€😀'.repeat(10) };
+    const outcome = { ...childlessOutcome('r', 'done', 'aborted', 'x'), finalText: 'aé€😀'.repeat(10) };
     const capped = capAnswer(outcome, 11);
     expect(Buffer.byteLength(capped.finalText!, 'utf8')).toBeLessThanOrEqual(11);
     expect('aé€😀'.repeat(10).startsWith(capped.finalText!)).toBe(true);

@@ -3,6 +3,7 @@ import { linkAbortSignal } from '../run/abort-link.js';
 import type { AbortLink } from '../run/abort-link.js';
 import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
 import { ControlRefusedError } from '../run/errors.js';
+import { childlessOutcome } from '../run/outcome.js';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { EventFanout } from '../run/event-fanout.js';
 import { sizedBatchesOf } from '../run/supervised-run.js';
@@ -306,22 +307,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.#fanout.publish(exit);
     this.#taps.publish(this, exit);
     this.#fanout.end();
-    this.#finish({
-      runId: this.id,
-      status,
-      truncated: false,
-      turns: 0,
-      error,
-      errorCode: code,
-      spawnFailed: false,
-      exitCode: null,
-      signal: null,
-      killed: false,
-      escalated: false,
-      rejectedLines: 0,
-      outputTail: '',
-      durationMs: Date.now() - this.#queuedAt,
-    });
+    this.#finish(childlessOutcome(this.id, status, code, error, Date.now() - this.#queuedAt));
   }
 
   #detachAbort(): void {

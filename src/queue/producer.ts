@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
-import { queueOutcome } from './outcomes.js';
+import { childlessOutcome } from '../run/outcome.js';
 import { parseRecord, queueKeys, resolveRetention } from './records.js';
 import type { JobData, QueueKeys } from './records.js';
 import { RemoteRunImpl } from './remote-run.js';
@@ -81,7 +81,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     const run = this.#follow(runId);
     const enqueued = this.#queue.add('run', data, jobOptions).then(
       () => this.#checkable.add(run),
-      (error: Error) => run.settle(queueOutcome(runId, 'failed', 'channel-error', `the run could not be enqueued: ${error.message}`)),
+      (error: Error) => run.settle(childlessOutcome(runId, 'failed', 'channel-error', `the run could not be enqueued: ${error.message}`)),
     );
     this.#enqueued.set(runId, enqueued);
     return run;
@@ -188,7 +188,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     } catch {
       return false; // a worker took it meanwhile: it sees the cancel mark, and the relayed cancel follows
     }
-    const outcome = queueOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled while queued; it never started');
+    const outcome = childlessOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled while queued; it never started');
     const key = this.#keys.events(runId);
     const data = job.data as Partial<JobData>;
     const maxEvents = String(typeof data.maxEvents === 'number' ? data.maxEvents : retention.maxEvents);
@@ -222,7 +222,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     }
     if (run.ended) return;
     if (state === 'unknown') {
-      run.settle(queueOutcome(run.id, 'failed', 'worker-lost', 'the run has no job in the queue (never enqueued, or removed after its retention) and its stream holds no outcome'));
+      run.settle(childlessOutcome(run.id, 'failed', 'worker-lost', 'the run has no job in the queue (never enqueued, or removed after its retention) and its stream holds no outcome'));
       return;
     }
     const job = await this.#queue.getJob(run.id);
@@ -231,7 +231,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
       return;
     }
     const reason = job?.failedReason ?? 'the job failed';
-    run.settle(queueOutcome(run.id, 'failed', 'worker-lost', `the run's job failed in the queue without an outcome: ${reason}`));
+    run.settle(childlessOutcome(run.id, 'failed', 'worker-lost', `the run's job failed in the queue without an outcome: ${reason}`));
   }
 }
 

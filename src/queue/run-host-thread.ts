@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ControlRefusedError, createSupervisor } from '../index.js';
 import type { Ack, PoolRun } from '../index.js';
-import { queueOutcome } from './outcomes.js';
+import { childlessOutcome } from '../run/outcome.js';
 import type { AckRecordBody } from './records.js';
 import type { HostMessage, HostRequest } from './run-host.js';
 
@@ -36,7 +36,7 @@ function start(id: string, options: Parameters<typeof pool.spawn>[0]): void {
     run = pool.spawn(options);
   } catch (error) {
     // Invalid options from a profile: the run ends failed like one that could not start.
-    post({ t: 'outcome', id, outcome: queueOutcome(id, 'failed', 'spawn-failed', (error as Error).message) });
+    post({ t: 'outcome', id, outcome: childlessOutcome(id, 'failed', 'spawn-failed', (error as Error).message) });
     return;
   }
   runs.set(id, run);
@@ -95,7 +95,7 @@ async function control(request: Extract<HostRequest, { t: 'control' }>): Promise
 port.on('message', (request: HostRequest) => {
   switch (request.t) {
     case 'start':
-      if (shuttingDown) post({ t: 'outcome', id: request.id, outcome: queueOutcome(request.id, 'failed', 'spawn-failed', 'the worker is shutting down') });
+      if (shuttingDown) post({ t: 'outcome', id: request.id, outcome: childlessOutcome(request.id, 'failed', 'spawn-failed', 'the worker is shutting down') });
       else start(request.id, request.options);
       break;
     case 'control':

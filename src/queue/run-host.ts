@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker as Thread } from 'node:worker_threads';
 import type { AckOrigin, Delivery, Outcome, RunEvent, RunHandleState, RunOptions } from '../run/types/index.js';
-import { queueOutcome } from './outcomes.js';
+import { childlessOutcome } from '../run/outcome.js';
 import type { AckRecordBody, RelayedControl } from './records.js';
 
 /** Messages to the thread. */
@@ -83,7 +83,7 @@ export class RunHost {
 
   start(id: string, options: RunOptions, sink: HostRunSink): void {
     if (this.#gone !== undefined) {
-      sink.outcome(queueOutcome(id, 'failed', 'channel-error', this.#gone));
+      sink.outcome(childlessOutcome(id, 'failed', 'channel-error', this.#gone));
       return;
     }
     this.#sinks.set(id, sink);
@@ -153,6 +153,6 @@ export class RunHost {
     this.#pending.clear();
     const sinks = [...this.#sinks];
     this.#sinks.clear();
-    for (const [id, sink] of sinks) sink.outcome(queueOutcome(id, 'failed', 'channel-error', reason));
+    for (const [id, sink] of sinks) sink.outcome(childlessOutcome(id, 'failed', 'channel-error', reason));
   }
 }

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Outcome, RunEvent } from '../run/types/index.js';
 import { capAnswer, DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
-import { queueOutcome } from './outcomes.js';
+import { childlessOutcome } from '../run/outcome.js';
 import { checkProfiles, runOptionsFor } from './profiles.js';
 import { checkJobData, DEFAULT_RETENTION, parseControlMessage, queueKeys } from './records.js';
 import type { JobData, QueueKeys } from './records.js';
@@ -191,19 +191,19 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       await writer.flushed();
       throw new UnrecoverableError(outcome.error);
     };
-    if (!checked.ok) return fail(queueOutcome(runId, 'failed', 'spawn-failed', `the job is not a subvisor run: ${checked.reason}`));
+    if (!checked.ok) return fail(childlessOutcome(runId, 'failed', 'spawn-failed', `the job is not a subvisor run: ${checked.reason}`));
     const data = checked.data;
     const attempt = job.attemptsStarted - (data.handedBack ?? 0);
     if (attempt > data.attempts) {
       return fail(
-        queueOutcome(runId, 'failed', 'worker-lost',
+        childlessOutcome(runId, 'failed', 'worker-lost',
           `attempt ${attempt - 1} of ${data.attempts} was lost with its worker (it died or stopped renewing its lock), and no attempt is left`),
       );
     }
     const profile = Object.hasOwn(this.#profiles, data.profile) ? this.#profiles[data.profile] : undefined;
     if (profile === undefined) {
       return fail(
-        queueOutcome(runId, 'failed', 'spawn-failed',
+        childlessOutcome(runId, 'failed', 'spawn-failed',
           `unknown profile ${JSON.stringify(data.profile)}: worker ${this.name} has ${Object.keys(this.#profiles).map((name) => JSON.stringify(name)).join(', ')}`),
       );
     }
@@ -222,7 +222,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       if ((await this.#commands.exists(this.#keys.cancelled(runId))) === 1) {
         held.cancelled = true;
         markStarted();
-        outcome = queueOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled before it started');
+        outcome = childlessOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled before it started');
       } else {
         outcome = await new Promise<Outcome>((resolve) => {
           this.#host.start(runId, runOptionsFor(profile, data, runId, this.#stateDir), {

@@ -145,3 +145,26 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   if (usage !== undefined) outcome.usage = usage;
   return outcome;
 }
+
+/**
+ * The outcome of a run that ended before any child process existed for it (cancelled while queued in a
+ * pool or a queue, an unknown queue profile, a lost worker): nothing ran, so nothing was killed or read.
+ */
+export function childlessOutcome(runId: string, status: OutcomeStatus, errorCode: OutcomeErrorCode, error: string, durationMs = 0): Outcome {
+  return {
+    runId,
+    status,
+    truncated: false,
+    turns: 0,
+    error,
+    errorCode,
+    spawnFailed: errorCode === 'spawn-failed',
+    exitCode: null,
+    signal: null,
+    killed: false,
+    escalated: false,
+    rejectedLines: 0,
+    outputTail: '',
+    durationMs,
+  };
+}
