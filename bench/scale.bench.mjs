@@ -1,5 +1,9 @@
 // Benchmark 3, scale: parent CPU (% of one core) and parent RSS per child with many concurrent children,
 // for subvisor and for a Fen-style parent (bare execa spawns, each event file polled every 30 ms).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import v8 from 'node:v8';
 import { spawnRun } from 'subvisor';
 import { childOptions, FLOOD_TASK, floodScenario, IDLE_SCENARIO, spawnBare } from './lib/children.mjs';
 import { collectGarbage, inFreshProcess, nsToMs, row, sized, sleep } from './lib/harness.mjs';
@@ -79,6 +83,36 @@ async function startFenStyle({ scenario, task }, counter) {
   };
 }
 
+/** Bytes V8's young generation holds (it grows with the allocation rate, and RSS with it). */
+function youngGenerationBytes() {
+  return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/**
+ * With SCALE_PROFILE_DIR set, a CPU profile and a sampling heap profile (what was allocated where) of the
+ * measured window only (not the start-up) are written there as <parent>-<count>-<busy|idle>.cpuprofile
+ * and .heapprofile (the profile summary in docs/performance.md).
+ */
+async function windowProfiler() {
+  const dir = process.env.SCALE_PROFILE_DIR;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return {
+    async stop(name) {
+      const { profile } = await post('Profiler.stop');
+      const { profile: heap } = await post('HeapProfiler.stopSampling');
+      session.disconnect();
+      writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      writeFileSync(join(dir, `${name}.heapprofile`), JSON.stringify(heap));
+    },
+  };
+}
+
 /**
  * One scale case in a fresh process: starts `count` children (in batches), then measures this
  * process's CPU over `windowMs` and its RSS growth per child, then tears everything down.
@@ -91,6 +125,7 @@ export async function scaleCase({ parent, count, busy, windowMs }) {
   collectGarbage();
   const rssBefore = process.memoryUsage.rss();
   const heapBefore = process.memoryUsage().heapUsed;
+  const youngBefore = youngGenerationBytes();
   try {
     for (let started = 0; started < count; started += BATCH) {
       const batch = Math.min(BATCH, count - started);
@@ -104,16 +139,20 @@ export async function scaleCase({ parent, count, busy, windowMs }) {
     collectGarbage();
     const rssReady = process.memoryUsage.rss();
     const heapReady = process.memoryUsage().heapUsed;
+    const youngReady = youngGenerationBytes();
     const eventsBefore = counter.events;
+    const profiler = await windowProfiler();
     const cpuBefore = process.cpuUsage();
     const startedNs = process.hrtime.bigint();
     await sleep(windowMs);
     const cpu = process.cpuUsage(cpuBefore);
+    await profiler?.stop(`${parent}-${count}-${busy ? 'busy' : 'idle'}`);
     const elapsedMs = nsToMs(process.hrtime.bigint() - startedNs);
     return {
       cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
       rssPerChildKB: (rssReady - rssBefore) / count / KB,
       heapPerChildKB: (heapReady - heapBefore) / count / KB,
+      youngGrowthKB: (youngReady - youngBefore) / KB,
       eventsPerSecond: ((counter.events - eventsBefore) / elapsedMs) * 1000,
     };
   } finally {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventReader, LineTail } from '../src/channel/index.js';
+import { armedTailTimers } from '../src/channel/line-tail.js';
 import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
 import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';
 import type { WireEvent } from '../src/wire/index.js';
@@ -431,5 +432,42 @@ describe('safety poll', () => {
     tail.pollIfDue(now + 10_000);
     expect(lines).toEqual(['late line']);
     tail.close();
+  });
+});
+
+describe('latency budget', () => {
+  it('reads a fast writer on the shared tick, every line in order, and watches again once it is quiet', async () => {
+    const { lines, reports, handlers } = recorder();
+    // A safety poll far away: only notifications and the budget's tick read here.
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 20, pollMs: 60_000 });
+    tail.start();
+    for (let i = 0; i < 40; i++) {
+      appendFileSync(path, `{"i":${i}}\n`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await until(() => lines.length === 40);
+    expect(lines).toEqual(Array.from({ length: 40 }, (_, i) => `{"i":${i}}`));
+    // Quiet: the tick finds nothing, the tail watches again and the budget's timer stops (the poll's stays).
+    await until(() => armedTailTimers() === 1);
+    appendFileSync(path, '{"sparse":1}\n');
+    await until(() => lines.length === 41);
+    expect(lines.at(-1)).toBe('{"sparse":1}');
+    expect(reports).toEqual([]);
+    tail.close();
+    expect(armedTailTimers()).toBe(0);
+  });
+
+  it('a tail closed while it reads on the tick leaves no timer behind', async () => {
+    const { lines, handlers } = recorder();
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 200, pollMs: 60_000 });
+    tail.start();
+    appendFileSync(path, 'a\n');
+    await until(() => lines.length === 1);
+    // Within the budget of the first read: the next notification moves the tail onto the tick.
+    appendFileSync(path, 'b\n');
+    await until(() => armedTailTimers() === 2);
+    tail.close();
+    expect(armedTailTimers()).toBe(0);
+    expect(lines).toEqual(['a']);
   });
 });

@@ -81,7 +81,7 @@ describe('parseCommandLine', () => {
   it('maps every run option', () => {
     const parsed = parseCommandLine([
       '--task', 't', '--output', 'events', '--controls', 'ctl', '--run-id', 'r1', '--cwd', '/tmp', '--timeout', '10m',
-      '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--stall-timeout', '2m', '--keep-alive', '--state-dir', '/tmp',
+      '--grace', '1500ms', '--ready-timeout', '5', '--finalize-grace', '0', '--stall-timeout', '2m', '--latency-budget', '30ms', '--keep-alive', '--state-dir', '/tmp',
       '--keep-files', '--env', 'A=1', '--env', 'B=x=y', '--env', 'EMPTY=', '-q', '--protocol', 'fuseraft', '--approve', 'always-known',
       '--', 'fen', '--presenter', 'rpc',
     ]);
@@ -89,7 +89,7 @@ describe('parseCommandLine', () => {
       kind: 'run',
       options: {
         command: 'fen', args: ['--presenter', 'rpc'], task: 't', output: 'events', controls: 'ctl', runId: 'r1',
-        cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, stallTimeoutMs: 120_000, keepAlive: true,
+        cwd: '/tmp', timeoutMs: 600_000, killGraceMs: 1500, readyTimeoutMs: 5000, finalizeGraceMs: 0, stallTimeoutMs: 120_000, latencyBudgetMs: 30, keepAlive: true,
         stateDir: '/tmp', keepFiles: true, env: { A: '1', B: 'x=y', EMPTY: '' }, quiet: true,
         protocol: 'fuseraft', approve: 'always-known', connect: false,
       },
@@ -101,6 +101,8 @@ describe('parseCommandLine', () => {
       ['--task', 't', '--stall-timeout', '0', '--', 'x'],
       ['--task', 't', '--stall-timeout', '-5', '--', 'x'],
       ['--task', 't', '--stall-timeout', 'soon', '--', 'x'],
+      ['--task', 't', '--latency-budget', '2s', '--', 'x'],
+      ['--task', 't', '--latency-budget', '-1', '--', 'x'],
       ['--tasks', 'f', '--protocol', 'fuseraft', '--approve', 'ask', '--', 'x'],
     ]) {
       expect(() => parseCommandLine(argv), argv.join(' ')).toThrow(UsageError);

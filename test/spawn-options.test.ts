@@ -92,6 +92,13 @@ describe('unknown and empty options', () => {
     expectEmptyStateDir(stateDir);
   });
 
+  it('latencyBudgetMs must be a number of milliseconds from 0 to 1000', () => {
+    for (const latencyBudgetMs of [-1, 1001, Number.NaN, '30']) {
+      expect(() => spawnRun(base({ latencyBudgetMs } as Partial<RunOptions>))).toThrow(RangeError);
+    }
+    expectEmptyStateDir(stateDir);
+  });
+
   it("task: '' is refused like an empty steer", () => {
     expect(() => spawnRun(base({ task: '' }))).toThrow(TypeError);
     expect(() => spawnRun(base({ task: '' }))).toThrow(/options\.task must not be empty/);

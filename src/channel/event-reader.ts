@@ -27,6 +27,8 @@ export interface ReaderPosition extends TailPosition {
 export interface EventReaderOptions {
   /** Safety poll period of the tail. Default 500 ms. */
   pollMs?: number;
+  /** Coalesce reads of a busy file within this many ms (see LineTailOptions.latencyBudgetMs). Default 0. */
+  latencyBudgetMs?: number;
   /** While it returns true, reading pauses (backpressure). */
   shouldPause?: () => boolean;
   /** Start at another reader's place (see {@link EventReader.position}) on the same file (`identity`). */
@@ -86,6 +88,7 @@ export class EventReader {
       },
       {
         ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+        ...(options.latencyBudgetMs === undefined ? {} : { latencyBudgetMs: options.latencyBudgetMs }),
         ...(options.shouldPause === undefined ? {} : { shouldPause: options.shouldPause }),
         ...(options.from === undefined ? {} : { from: { offset: options.from.offset, skipping: options.from.skipping } }),
         ...(options.identity === undefined ? {} : { identity: options.identity }),

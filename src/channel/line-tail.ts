@@ -1,7 +1,8 @@
-// Tails an append-only file as whole lines: fs.watch wake-ups, a slow safety poll, synchronous bounded reads.
+// Tails an append-only file as whole lines: fs.watch wake-ups (or a shared tick within a latency budget), a slow safety poll, synchronous bounded reads.
 import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
+import { GridTicker } from './grid-ticker.js';
 
 /** What a {@link LineTail} reports. Handlers run synchronously inside a drain and must not throw. */
 export interface LineTailHandlers {
@@ -36,6 +37,13 @@ export interface LineTailOptions {
    * new the period doubles, up to 8 times this (4 s by default), and drops back as soon as data arrives.
    */
   pollMs?: number;
+  /**
+   * How long a line may wait to be read once notifications come faster than this (default 0: every
+   * notification reads at once). The first notification after a quiet spell still reads at once; while
+   * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
+   * until a tick finds nothing new.
+   */
+  latencyBudgetMs?: number;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
   /** Start here instead of at the beginning (a second tail taking over another's place). */
@@ -47,72 +55,96 @@ export interface LineTailOptions {
 const NEWLINE = 0x0a;
 const CHUNK_BYTES = 64 * 1024;
 /**
- * How many of the last bytes read are remembered and compared with the file before each drain: a file
- * truncated and written again differs there (the last line's seq and payload) unless rewritten identically.
+ * How many of the last bytes read are remembered and read again with each read (the read starts that
+ * far before the offset): a file truncated and written again differs there (the last line's seq and
+ * payload) unless rewritten identically, and one shorter than the offset returns fewer of them.
  */
 const WITNESS_BYTES = 256;
+/** Where lines start in the read buffer: the witness bytes are read into the room before. */
+const LINE_START = WITNESS_BYTES;
+/** The read buffer: witness room, a partial line carried over (under MAX_LINE_BYTES), one read. */
+const BUFFER_BYTES = LINE_START + MAX_LINE_BYTES + CHUNK_BYTES;
 /** A line of fewer UTF-16 units than this is surely under MAX_LINE_BYTES (at most 3 UTF-8 bytes per unit). */
 const SURELY_SHORT_UNITS = Math.ceil(MAX_LINE_BYTES / 3);
 /** An idle tail's safety poll slows down to this many times its base period. */
 const MAX_POLL_BACKOFF = 8;
+/**
+ * A notification that finds no new data checks the path (a rename or delete also notifies) at most this
+ * often: under load one write is often notified twice, and the safety poll checks anyway.
+ */
+const NOTIFIED_PATH_CHECK_MS = 100;
 /** Period of the one timer that runs every tail's safety poll. */
 const POLL_TICK_MS = 100;
 
+/** Whether a drain that reads nothing checks that the path still names the file. */
+type PathCheck = 'always' | 'throttled' | 'done';
+
+/** Every open tail's safety poll: one timer (hundreds of idle runs must not mean hundreds of timers). */
+const pollTicker = new GridTicker(POLL_TICK_MS);
+/** The shared ticks of tails reading on a latency budget, one per budget. */
+const budgetTickers = new Map<number, GridTicker>();
+
+function budgetTicker(budgetMs: number): GridTicker {
+  let ticker = budgetTickers.get(budgetMs);
+  if (ticker === undefined) {
+    ticker = new GridTicker(budgetMs);
+    budgetTickers.set(budgetMs, ticker);
+  }
+  return ticker;
+}
+
+/** @internal Timers the tails hold now (tests check that closed tails leave none). */
+export function armedTailTimers(): number {
+  let armed = pollTicker.armed ? 1 : 0;
+  for (const ticker of budgetTickers.values()) if (ticker.armed) armed++;
+  return armed;
+}
+
 /**
- * All open tails share one unref'd timer (hundreds of idle runs must not mean hundreds of timers);
- * each tail decides on each tick whether its own poll is due.
+ * One read buffer for every tail: reads are synchronous, so a tail holds it only inside a drain and
+ * keeps just its partial line between drains. A drain nested inside another tail's (a handler starting
+ * one) takes a buffer of its own.
  */
-const polledTails = new Set<LineTail>();
-let pollTicker: NodeJS.Timeout | undefined;
-
-function startPolling(tail: LineTail): void {
-  polledTails.add(tail);
-  if (pollTicker === undefined) {
-    pollTicker = setInterval(() => {
-      const now = Date.now();
-      for (const each of polledTails) each.pollIfDue(now);
-    }, POLL_TICK_MS);
-    pollTicker.unref();
-  }
-}
-
-function stopPolling(tail: LineTail): void {
-  polledTails.delete(tail);
-  if (polledTails.size === 0 && pollTicker !== undefined) {
-    clearInterval(pollTicker);
-    pollTicker = undefined;
-  }
-}
+let spareBuffer: Buffer | undefined;
 
 /**
  * Reads a file that another process appends lines to. Every wake-up drains everything available
- * (no per-tick cap) in 64 KiB synchronous reads into one reused buffer; only whole lines are handed
- * on (the whole lines of a read decoded at once), a partial last line waits at the front of that
- * buffer for its newline. Memory stays bounded whatever the writer does: an oversize line is never
- * held, a pause leaves unread bytes in the file.
+ * (no per-tick cap) in 64 KiB synchronous reads into a shared buffer; only whole lines are handed on
+ * (the whole lines of a read decoded at once), a partial last line is kept for its newline. A wake-up
+ * costs one read while data flows: the read starts at the remembered bytes before the offset (which
+ * tells a truncated or rewritten file), and a short read is the end of the file. Memory stays bounded
+ * whatever the writer does: an oversize line is never held, a pause leaves unread bytes in the file.
  */
 export class LineTail {
   readonly #path: string;
   readonly #handlers: LineTailHandlers;
   readonly #pollMs: number;
+  readonly #latencyBudgetMs: number;
   readonly #shouldPause: () => boolean;
-  /** A partial line carried over from the last read (its first `#partialLength` bytes), then the next read. */
-  readonly #chunk = Buffer.allocUnsafe(MAX_LINE_BYTES + CHUNK_BYTES);
+  /** A partial line carried over between drains (its first `#partialLength` bytes). */
+  #partial: Buffer | undefined;
   #partialLength = 0;
+  #partialChanged = false;
   /** Inside an oversize line: discard until its newline. */
   #skipping = false;
   #offset = 0;
   #fd: number | undefined;
   /** Device and inode of the open file: the path must keep naming it. */
   #identity: { dev: number; ino: number } | undefined;
-  /** The last bytes read (file offsets `#offset - #witnessLength` to `#offset`), and a buffer to re-read them. */
+  readonly #expectedIdentity: { dev: number; ino: number } | undefined;
+  /** The last bytes read (file offsets `#offset - #witnessLength` to `#offset`). */
   readonly #witness = Buffer.alloc(WITNESS_BYTES);
-  readonly #witnessCheck = Buffer.alloc(WITNESS_BYTES);
   #witnessLength = 0;
   #watcher: FSWatcher | undefined;
   /** Current safety poll period (backs off while idle) and when the next poll is due. */
   #pollEvery: number;
   #nextPollAt = 0;
+  readonly #pollMember = { tick: (now: number) => (this.pollIfDue(now), true) };
+  /** Reading on the budget's shared tick (not watching) while notifications come faster than the budget. */
+  #hot = false;
+  #lastWakeAt = Number.NEGATIVE_INFINITY;
+  #pathCheckedAt = Number.NEGATIVE_INFINITY;
+  readonly #hotMember = { tick: (now: number) => this.#hotTick(now) };
   #draining = false;
   #drainAgain = false;
   #finishAfterDrain = false;
@@ -125,6 +157,7 @@ export class LineTail {
     this.#handlers = handlers;
     this.#pollMs = options.pollMs ?? 500;
     this.#pollEvery = this.#pollMs;
+    this.#latencyBudgetMs = options.latencyBudgetMs ?? 0;
     this.#shouldPause = options.shouldPause ?? (() => false);
     if (options.from !== undefined) {
       this.#offset = options.from.offset;
@@ -132,8 +165,6 @@ export class LineTail {
     }
     this.#expectedIdentity = options.identity;
   }
-
-  readonly #expectedIdentity: { dev: number; ino: number } | undefined;
 
   /** Where the next line starts (the partial line held is not consumed yet). */
   get position(): TailPosition {
@@ -166,35 +197,31 @@ export class LineTail {
       this.#handlers.replaced('the event file was replaced by another file (renamed over, or removed and created again)');
       return;
     }
-    try {
-      this.#watcher = watch(this.#path, { persistent: false }, () => this.drain());
-      this.#watcher.on('error', () => {
-        // The safety poll keeps reading; a broken watcher only costs latency.
-        this.#watcher?.close();
-        this.#watcher = undefined;
-      });
-    } catch {
-      this.#watcher = undefined;
-    }
+    if (!this.#primeWitness()) return;
+    this.#watch();
     this.#nextPollAt = Date.now() + this.#pollEvery;
-    startPolling(this);
+    pollTicker.add(this.#pollMember);
     this.drain();
   }
 
   /** @internal The shared poll timer's tick: drains when this tail's safety poll is due, backing off while idle. */
   pollIfDue(now: number): void {
-    if (now < this.#nextPollAt) return;
+    if (now < this.#nextPollAt || this.#stopped) return;
     // Also while paused: a swapped file is found within one poll period, not when the consumer catches up.
-    if (!this.#sameFile()) return;
+    if (!this.#samePath()) return;
     const before = this.#offset;
-    this.drain();
+    if (this.#shouldPause()) {
+      if (!this.#sameWitness()) return;
+    } else {
+      this.#run(false, 'done');
+    }
     if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
     this.#nextPollAt = now + this.#pollEvery;
   }
 
   /** Reads everything available now, unless paused. Safe to call at any time, also re-entrantly. */
   drain(): void {
-    this.#run(false);
+    this.#run(false, 'always');
   }
 
   /**
@@ -208,7 +235,7 @@ export class LineTail {
       this.#finishAfterDrain = true;
       return;
     }
-    this.#run(true);
+    this.#run(true, 'always');
     if (!this.#stopped) {
       const leftover = this.#skipping ? 0 : this.#partialLength;
       if (leftover > 0) this.#handlers.incomplete(leftover);
@@ -224,18 +251,14 @@ export class LineTail {
   end(): void {
     if (this.#stopped || this.#ending) return;
     this.#ending = true;
-    stopPolling(this);
-    this.#watcher?.close();
-    this.#watcher = undefined;
+    this.#stopTimers();
     this.drain();
   }
 
-  /** Stops reading and releases the fd, the watcher and the timer. Idempotent. */
+  /** Stops reading and releases the fd, the watcher and the timers. Idempotent. */
   close(): void {
     this.#stopped = true;
-    stopPolling(this);
-    this.#watcher?.close();
-    this.#watcher = undefined;
+    this.#stopTimers();
     if (this.#fd !== undefined) {
       try {
         closeSync(this.#fd);
@@ -245,9 +268,99 @@ export class LineTail {
       this.#fd = undefined;
     }
     this.#partialLength = 0;
+    this.#partial = undefined;
   }
 
-  #run(ignorePause: boolean): void {
+  #watch(): void {
+    try {
+      this.#watcher = watch(this.#path, { persistent: false }, () => this.#queueNotify());
+      this.#watcher.on('error', () => {
+        // The safety poll keeps reading; a broken watcher only costs latency.
+        this.#unwatch();
+      });
+    } catch {
+      this.#watcher = undefined;
+    }
+  }
+
+  #unwatch(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+  }
+
+  #stopTimers(): void {
+    pollTicker.delete(this.#pollMember);
+    if (this.#hot) {
+      this.#hot = false;
+      const ticker = budgetTicker(this.#latencyBudgetMs);
+      ticker.delete(this.#hotMember);
+      if (ticker.size === 0) budgetTickers.delete(this.#latencyBudgetMs);
+    }
+    this.#unwatch();
+  }
+
+  /**
+   * Tails notified in this turn of the event loop. Their reads run once the loop has dispatched every
+   * file-system event it read (same turn, no timer): a file notified twice in one batch, common under
+   * load since all watchers share one inotify queue, is read once.
+   */
+  static readonly #notified = new Set<LineTail>();
+
+  static #readNotified(): void {
+    for (const tail of LineTail.#notified) {
+      LineTail.#notified.delete(tail);
+      tail.#onNotify();
+    }
+  }
+
+  #queueNotify(): void {
+    const notified = LineTail.#notified;
+    if (notified.size === 0) setImmediate(LineTail.#readNotified);
+    notified.add(this);
+  }
+
+  /** fs.watch said the file changed: read now, or, past the latency budget's rate, on its shared tick. */
+  #onNotify(): void {
+    const budget = this.#latencyBudgetMs;
+    if (budget === 0) {
+      this.#run(false, 'throttled');
+      return;
+    }
+    // Paused: nothing to read until the consumer catches up (its resume drains).
+    if (this.#hot || this.#stopped || this.#shouldPause()) return;
+    const now = Date.now();
+    if (now - this.#lastWakeAt >= budget) {
+      // The first notification after a quiet spell: read at once.
+      this.#lastWakeAt = now;
+      this.#run(false, 'throttled');
+      return;
+    }
+    // Notifications come faster than the budget: stop watching (each one costs a callback) and read on the tick.
+    this.#hot = true;
+    this.#unwatch();
+    budgetTicker(budget).add(this.#hotMember);
+  }
+
+  /** The budget's tick while hot: read on while lines keep coming; once a tick finds none, watch again. */
+  #hotTick(now: number): boolean {
+    if (!this.#hot) return false;
+    const before = this.#offset;
+    this.drain();
+    if (this.#stopped || this.#ending) return (this.#hot = false);
+    if (this.#offset !== before) return true;
+    this.#hot = false;
+    this.#lastWakeAt = now;
+    this.#watch();
+    // A line written between that read and the new watch must not wait for the next one.
+    this.drain();
+    return false;
+  }
+
+  /**
+   * `pathCheck`: whether a drain that finds no new data checks the path ('done': the caller just did;
+   * 'throttled': a notification's drain, see NOTIFIED_PATH_CHECK_MS).
+   */
+  #run(ignorePause: boolean, pathCheck: PathCheck): void {
     if (this.#stopped || this.#fd === undefined) return;
     if (this.#draining) {
       // A handler asked for a drain (e.g. a resume): the running loop picks it up.
@@ -259,7 +372,7 @@ export class LineTail {
     try {
       do {
         this.#drainAgain = false;
-        atEnd = this.#readAvailable(ignorePause);
+        atEnd = this.#readAvailable(ignorePause, pathCheck);
       } while (this.#drainAgain && !this.#stopped);
     } finally {
       this.#draining = false;
@@ -277,75 +390,129 @@ export class LineTail {
     }
   }
 
-  /** Reads until end of file (true), a pause or a stop (false). */
-  #readAvailable(ignorePause: boolean): boolean {
+  /** Reads until end of file (true), a pause or a stop (false), holding the shared read buffer meanwhile. */
+  #readAvailable(ignorePause: boolean, pathCheck: PathCheck): boolean {
     const fd = this.#fd;
     if (fd === undefined) return false;
-    // Paused: not even an fstat (a slow consumer must not cost a syscall per wake-up).
+    // Paused: not even a read (a slow consumer must not cost a syscall per wake-up).
     if (!ignorePause && this.#shouldPause()) return false;
-    let size: number;
+    const buffer = spareBuffer ?? Buffer.allocUnsafeSlow(BUFFER_BYTES);
+    spareBuffer = undefined;
+    if (this.#partialLength > 0) this.#partial?.copy(buffer, LINE_START, 0, this.#partialLength);
     try {
-      size = fstatSync(fd).size;
-    } catch (error) {
-      this.#fail(error as Error);
-      return false;
+      return this.#readInto(fd, buffer, ignorePause, pathCheck);
+    } finally {
+      if (this.#partialChanged && !this.#stopped) {
+        this.#partial = this.#partialLength === 0 ? undefined : Buffer.from(buffer.subarray(LINE_START, LINE_START + this.#partialLength));
+      }
+      this.#partialChanged = false;
+      spareBuffer = buffer;
     }
-    if (size < this.#offset) {
-      // Reads at the old offset would silently return nothing: the lines in between are lost.
-      const offset = this.#offset;
-      this.close();
-      this.#handlers.truncated(size, offset);
-      return false;
-    }
-    if (!this.#sameFile()) return false;
+  }
+
+  #readInto(fd: number, buffer: Buffer, ignorePause: boolean, pathCheck: PathCheck): boolean {
+    let foundData = false;
     for (;;) {
       if (this.#stopped) return false;
-      if (!ignorePause && this.#shouldPause()) return false;
+      if (foundData && !ignorePause && this.#shouldPause()) return false;
+      const at = LINE_START + this.#partialLength;
+      const witness = this.#witnessLength;
       let bytes: number;
       try {
-        bytes = readSync(fd, this.#chunk, this.#partialLength, CHUNK_BYTES, this.#offset);
+        bytes = readSync(fd, buffer, at - witness, witness + CHUNK_BYTES, this.#offset - witness);
       } catch (error) {
         this.#fail(error as Error);
         return false;
       }
-      if (bytes === 0) return true;
-      this.#offset += bytes;
-      this.#remember(this.#partialLength, bytes);
+      if (!this.#witnessHolds(bytes, buffer, at - witness)) return false;
+      const fresh = bytes - witness;
+      // Nothing new: a notification without data may be a rename or delete, so the path is checked.
+      if (fresh === 0) return foundData || this.#pathHoldsAfterEmptyRead(pathCheck);
+      foundData = true;
+      this.#offset += fresh;
+      const keep = Math.min(WITNESS_BYTES, witness + fresh);
+      buffer.copy(this.#witness, 0, at + fresh - keep, at + fresh);
+      this.#witnessLength = keep;
       if (this.#pollEvery !== this.#pollMs) {
         // Data flows again: back to the base safety poll.
         this.#pollEvery = this.#pollMs;
         this.#nextPollAt = Math.min(this.#nextPollAt, Date.now() + this.#pollMs);
       }
-      this.#split(this.#partialLength + bytes);
+      this.#split(buffer, at + fresh);
+      // A short read is the end of the file (a line appended since wakes the tail again).
+      if (fresh < CHUNK_BYTES) return !this.#stopped;
     }
   }
 
   /**
-   * Hands on every whole line of the first `length` bytes of the chunk (the carried partial line, then
-   * what was just read); keeps (or skips) the bytes after the last newline. The whole lines are decoded
-   * as one string, split at '\n' (a newline byte is never part of a multi-byte character, and stays a
+   * Whether a read of `bytes` bytes from `#witnessLength` bytes before the offset, landed at `from`,
+   * shows the same file: fewer bytes than the witness means the file shrank below the offset, other
+   * bytes that it was rewritten. Reports and stops when not.
+   */
+  #witnessHolds(bytes: number, buffer: Buffer, from: number): boolean {
+    const witness = this.#witnessLength;
+    if (bytes < witness) {
+      // Reads at the old offset would silently return nothing: the lines in between are lost.
+      const offset = this.#offset;
+      this.close();
+      this.#handlers.truncated(offset - witness + bytes, offset);
+      return false;
+    }
+    if (witness === 0 || buffer.compare(this.#witness, 0, witness, from, from + witness) === 0) return true;
+    this.close();
+    this.#handlers.replaced(
+      `the event file was rewritten: the ${witness} bytes before offset ${this.#offset} changed (truncated and written again)`,
+    );
+    return false;
+  }
+
+  /** A tail starting at another's place reads the bytes before it first, so a rewrite from then on is told. */
+  #primeWitness(): boolean {
+    const fd = this.#fd;
+    if (fd === undefined || this.#offset === 0) return true;
+    const length = Math.min(WITNESS_BYTES, this.#offset);
+    let bytes: number;
+    try {
+      bytes = readSync(fd, this.#witness, 0, length, this.#offset - length);
+    } catch (error) {
+      this.#fail(error as Error);
+      return false;
+    }
+    if (bytes < length) {
+      const offset = this.#offset;
+      this.close();
+      this.#handlers.truncated(offset - length + bytes, offset);
+      return false;
+    }
+    this.#witnessLength = length;
+    return true;
+  }
+
+  /**
+   * Hands on every whole line of buffer bytes `LINE_START` to `end` (the carried partial line, then what
+   * was just read); keeps (or skips) the bytes after the last newline. The whole lines are decoded as
+   * one string, split at '\n' (a newline byte is never part of a multi-byte character, and stays a
    * newline when the bytes around it are invalid UTF-8); a partial line stays bytes, so a character cut
    * by the end of a read is never decoded in halves.
    */
-  #split(length: number): void {
-    const chunk = this.#chunk;
-    let start = 0;
+  #split(buffer: Buffer, end: number): void {
+    let start = LINE_START;
     if (this.#skipping) {
-      const newline = chunk.indexOf(NEWLINE, 0);
-      if (newline === -1 || newline >= length) return;
+      const newline = buffer.indexOf(NEWLINE, start);
+      if (newline === -1 || newline >= end) return;
       this.#skipping = false;
       start = newline + 1;
     }
-    const last = length > start ? chunk.lastIndexOf(NEWLINE, length - 1) : -1;
+    const last = end > start ? buffer.lastIndexOf(NEWLINE, end - 1) : -1;
     if (last >= start) {
-      const text = chunk.toString('utf8', start, last);
+      const text = buffer.toString('utf8', start, last);
       // U+FFFD may stand for 1 to 3 invalid bytes: only byte positions give such a line's exact size.
-      if (text.includes('\uFFFD')) this.#splitBytes(start, last);
+      if (text.includes('\uFFFD')) this.#splitBytes(buffer, start, last);
       else this.#splitText(text);
       if (this.#stopped) return;
       start = last + 1;
     }
-    this.#keepPartial(start, length);
+    this.#keepPartial(buffer, start, end);
   }
 
   /** The lines of `text` (valid UTF-8 decoded, so `Buffer.byteLength` of a line is its exact size in the file). */
@@ -370,52 +537,59 @@ export class LineTail {
     }
   }
 
-  /** The lines of chunk bytes `start` to the newline at `last`, sized and decoded one by one. */
-  #splitBytes(start: number, last: number): void {
-    const chunk = this.#chunk;
+  /** The lines of buffer bytes `start` to the newline at `last`, sized and decoded one by one. */
+  #splitBytes(buffer: Buffer, start: number, last: number): void {
     while (start <= last && !this.#stopped) {
-      const newline = chunk.indexOf(NEWLINE, start);
+      const newline = buffer.indexOf(NEWLINE, start);
       if (newline - start >= MAX_LINE_BYTES) this.#handlers.oversize();
-      else this.#handlers.line(chunk.toString('utf8', start, newline));
+      else this.#handlers.line(buffer.toString('utf8', start, newline));
       start = newline + 1;
     }
   }
 
-  /** Keeps chunk bytes `start` to `end` (a line without its newline yet) at the front of the chunk, or skips an oversize one. */
-  #keepPartial(start: number, end: number): void {
+  /** Keeps buffer bytes `start` to `end` (a line without its newline yet) at `LINE_START`, or skips an oversize one. */
+  #keepPartial(buffer: Buffer, start: number, end: number): void {
     const length = end - start;
     if (length >= MAX_LINE_BYTES) {
       // Report now and drop what we hold: the rest of this line is skipped as it arrives.
-      this.#partialLength = 0;
+      this.#setPartial(0);
       this.#skipping = true;
       this.#handlers.oversize();
       return;
     }
-    if (start > 0 && length > 0) this.#chunk.copyWithin(0, start, end);
+    if (start > LINE_START && length > 0) buffer.copyWithin(LINE_START, start, end);
+    this.#setPartial(length);
+  }
+
+  #setPartial(length: number): void {
+    if (length === 0 && this.#partialLength === 0) return;
     this.#partialLength = length;
+    this.#partialChanged = true;
+  }
+
+  #pathHoldsAfterEmptyRead(pathCheck: PathCheck): boolean {
+    if (pathCheck === 'done') return true;
+    if (pathCheck === 'throttled') {
+      const now = Date.now();
+      if (now - this.#pathCheckedAt < NOTIFIED_PATH_CHECK_MS) return true;
+      this.#pathCheckedAt = now;
+    }
+    return this.#samePath();
   }
 
   /**
-   * Whether the path still names the open file and the bytes before the read offset are the ones read.
-   * When not, the tail stops and reports `replaced` (one stat and one small pread per drain).
+   * Whether the path still names the open file (a rename over it, or a delete, changes that); reports
+   * `replaced` and stops when not. After end() the writer is gone and the file may be removed under the
+   * open descriptor (the run ended, its directory went): the path is not checked then.
    */
-  #sameFile(): boolean {
-    const fd = this.#fd;
-    if (fd === undefined || this.#stopped) return false;
+  #samePath(): boolean {
+    if (this.#ending) return true;
     let reason: string | undefined;
     try {
-      // After end() the writer is gone and the file may be removed under the open descriptor (the run
-      // ended, its directory went): only the bytes read so far are checked then.
-      const named = this.#ending ? undefined : statSync(this.#path, { throwIfNoEntry: false });
-      if (named === undefined && !this.#ending) reason = 'the event file was removed';
-      else if (named !== undefined && (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev)) {
+      const named = statSync(this.#path, { throwIfNoEntry: false });
+      if (named === undefined) reason = 'the event file was removed';
+      else if (named.ino !== this.#identity?.ino || named.dev !== this.#identity.dev) {
         reason = 'the event file was replaced by another file (renamed over, or removed and created again)';
-      } else if (this.#witnessLength > 0) {
-        const length = this.#witnessLength;
-        const read = readSync(fd, this.#witnessCheck, 0, length, this.#offset - length);
-        if (read !== length || this.#witnessCheck.compare(this.#witness, 0, length, 0, length) !== 0) {
-          reason = `the event file was rewritten: the ${length} bytes before offset ${this.#offset} changed (truncated and written again)`;
-        }
       }
     } catch (error) {
       this.#fail(error as Error);
@@ -427,17 +601,27 @@ export class LineTail {
     return false;
   }
 
-  /** Remembers the last bytes of a read (chunk bytes `start` to `start + length`) as the witness of what was read. */
-  #remember(start: number, length: number): void {
-    if (length >= WITNESS_BYTES) {
-      this.#chunk.copy(this.#witness, 0, start + length - WITNESS_BYTES, start + length);
-      this.#witnessLength = WITNESS_BYTES;
-      return;
+  /** Whether the bytes before the offset are still the ones read (a paused tail's check, without reading on). */
+  #sameWitness(): boolean {
+    const fd = this.#fd;
+    if (fd === undefined) return false;
+    const witness = this.#witnessLength;
+    if (witness === 0) return true;
+    const check = Buffer.allocUnsafe(witness);
+    let bytes: number;
+    try {
+      bytes = readSync(fd, check, 0, witness, this.#offset - witness);
+    } catch (error) {
+      this.#fail(error as Error);
+      return false;
     }
-    const keep = Math.min(this.#witnessLength, WITNESS_BYTES - length);
-    this.#witness.copy(this.#witness, 0, this.#witnessLength - keep, this.#witnessLength);
-    this.#chunk.copy(this.#witness, keep, start, start + length);
-    this.#witnessLength = keep + length;
+    if (bytes < witness) {
+      const offset = this.#offset;
+      this.close();
+      this.#handlers.truncated(offset - witness + bytes, offset);
+      return false;
+    }
+    return this.#witnessHolds(bytes, check, 0);
   }
 
   #fail(error: Error): void {

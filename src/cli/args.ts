@@ -59,6 +59,8 @@ export interface CliOptions {
   /** --stall-timeout: the stall watchdog (RunOptions.stallTimeoutMs). */
   stallTimeoutMs?: number;
   finalizeGraceMs?: number;
+  /** --latency-budget: Fen reads of a busy event file coalesced within this long (RunOptions.latencyBudgetMs). */
+  latencyBudgetMs?: number;
   keepAlive: boolean;
   stateDir?: string;
   keepFiles: boolean;
@@ -83,7 +85,7 @@ export type ParsedCommandLine =
   | { kind: 'version' }
   | { kind: 'run'; options: CliOptions };
 
-const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout'] as const;
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget'] as const;
 
 /**
  * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
@@ -121,6 +123,7 @@ const OPTION_SPEC = {
   'ready-timeout': { type: 'string' },
   'finalize-grace': { type: 'string' },
   'stall-timeout': { type: 'string' },
+  'latency-budget': { type: 'string' },
   'keep-alive': { type: 'boolean' },
   'state-dir': { type: 'string' },
   'keep-files': { type: 'boolean' },
@@ -156,6 +159,13 @@ function duration(name: string, value: string | undefined, allowZero: boolean): 
   const parsed = parseDuration(value, allowZero);
   if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
   return parsed.ms;
+}
+
+/** --latency-budget: a duration up to 1s (spawnRun's bound on latencyBudgetMs). */
+function latencyBudget(value: string | undefined): number | undefined {
+  const ms = duration('latency-budget', value, true);
+  if (ms !== undefined && ms > 1000) throw new UsageError(`--latency-budget: "${value}" is too long: at most 1s.`);
+  return ms;
 }
 
 function nonEmpty(name: string, value: string | undefined): string | undefined {
@@ -337,6 +347,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
     finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
     stallTimeoutMs: duration('stall-timeout', values['stall-timeout'], false),
+    latencyBudgetMs: latencyBudget(values['latency-budget']),
     tasks,
     parallel,
     url,

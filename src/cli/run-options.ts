@@ -21,6 +21,7 @@ export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> 
     readyTimeoutMs: options.readyTimeoutMs,
     finalizeGraceMs: options.finalizeGraceMs,
     stallTimeoutMs: options.stallTimeoutMs,
+    latencyBudgetMs: options.latencyBudgetMs,
     url: options.url,
     mewTagCase: options.mewTagCase,
   };

@@ -26,6 +26,7 @@ const OPTION_KEYS = Object.keys({
   retainEvents: true,
   highWaterMark: true,
   highWaterBytes: true,
+  latencyBudgetMs: true,
   outputTailBytes: true,
   handleParentSignals: true,
   approve: true,

@@ -144,6 +144,7 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     retainEvents: options.retainEvents ?? true,
     highWaterMark: Math.max(1, size('highWaterMark', options.highWaterMark ?? RUN_DEFAULTS.highWaterMark)),
     highWaterBytes: Math.max(1, size('highWaterBytes', options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes)),
+    latencyBudgetMs: latencyBudget(options.latencyBudgetMs),
     outputTailBytes: size('outputTailBytes', options.outputTailBytes ?? RUN_DEFAULTS.outputTailBytes),
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),
@@ -192,6 +193,17 @@ export function duration(name: string, value: unknown): number {
     throw new RangeError(`options.${name} must be a finite number of milliseconds >= 0`);
   }
   return Math.min(value, MAX_TIMER_MS);
+}
+
+/** Longer budgets would read busy runs no sooner than the tail's safety poll does anyway. */
+const MAX_LATENCY_BUDGET_MS = 1000;
+
+function latencyBudget(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_LATENCY_BUDGET_MS) {
+    throw new RangeError(`options.latencyBudgetMs must be a number of milliseconds from 0 to ${MAX_LATENCY_BUDGET_MS}`);
+  }
+  return value;
 }
 
 function size(name: string, value: unknown): number {

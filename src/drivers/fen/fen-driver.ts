@@ -69,7 +69,7 @@ export class FenDriver implements Driver {
           publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
           eventsDone: () => this.#eventsDone?.(),
         },
-        { backpressure: () => this.#context.backpressure() },
+        { backpressure: () => this.#context.backpressure(), latencyBudgetMs: options.latencyBudgetMs },
       );
       this.#reader.start();
       return {

@@ -27,6 +27,8 @@ export interface TwoPassHandlers {
 export interface TwoPassControl {
   /** The consumers are over their high-water mark: events wait (in the file). */
   backpressure(): boolean;
+  /** Both passes coalesce reads of a busy file within this many ms (0: read on every notification). */
+  latencyBudgetMs?: number;
 }
 
 /**
@@ -68,7 +70,7 @@ export class TwoPassReader {
         rejected: (rejection, bytes) => this.#onRejected(rejection, bytes),
         ended: () => this.#finishEvents(),
       },
-      { shouldPause: () => this.#eventsShouldPause() },
+      { shouldPause: () => this.#eventsShouldPause(), latencyBudgetMs: control.latencyBudgetMs ?? 0 },
     );
   }
 
@@ -152,6 +154,7 @@ export class TwoPassReader {
       },
       {
         from: this.#events.position,
+        latencyBudgetMs: this.#control.latencyBudgetMs ?? 0,
         ...(identity === undefined ? {} : { identity }),
       },
     );

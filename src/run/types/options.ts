@@ -99,6 +99,15 @@ export interface RunOptions {
    */
   highWaterBytes?: number;
   /**
+   * Fen: how long an event may wait in the event file before it is read, once the child writes faster
+   * than this. Default 0: every write is read as soon as the file system reports it (sub-millisecond).
+   * With e.g. 30, the first event after a quiet spell is still read at once, but while events keep
+   * coming sooner than this the run stops watching the file and reads it on a tick every this many ms,
+   * shared by all runs with the same budget: far fewer wake-ups for busy runs, each event at most this
+   * late. At most 1000 ms.
+   */
+  latencyBudgetMs?: number;
+  /**
    * Protocols that frame messages as stdout lines (HEP): the longest line read, in bytes. A longer one
    * is rejected (`too-large`), skipped to its newline, and the answer is marked truncated. HEP does
    * not bound its frames (a long answer is one `turn_done` line), so the default is generous: 16 MiB.
