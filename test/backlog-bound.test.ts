@@ -4,10 +4,10 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSupervisor, spawnRun } from '../src/index.js';
-import type { RunEvent } from '../src/index.js';
+import type { PoolEvent, RunEvent, Supervisor } from '../src/index.js';
 import { EventFanout } from '../src/run/event-fanout.js';
 import { fakeFa } from '../src/testing/index.js';
-import { hostileRun } from './helpers/hostile-run.js';
+import { hostileRun, scratchDir } from './helpers/hostile-run.js';
 import { within } from './helpers/spawn-harness.js';
 
 const cleanups: Array<() => void> = [];
@@ -29,6 +29,8 @@ function openUnder(dir: string): number {
   }
   return count;
 }
+
+const HOSTILE_CHILD = fileURLToPath(new URL('./helpers/hostile-fen-child.mjs', import.meta.url));
 
 const floodThenExit = (count: number) => [{ ready: true }, { ack: 'task' }, { flood: { count, bytes: 1024 } }, { result: 'flooded' }, { exit: 'done' }];
 
@@ -117,64 +119,51 @@ describe('a Fen run nobody iterates', () => {
   });
 });
 
+/** A pool of one and a pooled hostile Fen child that floods `count` events and exits, with a small high-water mark. */
+function pooledFlood(count: number, before: (sup: Supervisor) => void = () => undefined) {
+  const stateDir = scratchDir();
+  cleanups.push(stateDir.cleanup);
+  const sup = createSupervisor({ concurrency: 1, handleParentSignals: false });
+  before(sup);
+  const run = sup.spawn({
+    command: process.execPath,
+    args: [HOSTILE_CHILD, JSON.stringify({ steps: floodThenExit(count) })],
+    task: 'go',
+    highWaterMark: 200,
+    killGraceMs: 300,
+    stateDir: stateDir.dir,
+    handleParentSignals: false,
+  });
+  const counter = { relayed: 0 };
+  run.on('event', () => counter.relayed++);
+  return { sup, run, counter, leftovers: () => readdirSync(stateDir.dir) };
+}
+
 describe('the pool: a run nobody iterates', () => {
   it('a pooled Fen run holds at most the high-water mark and ends', async () => {
-    const hostile = hostileRun([]); // only for its stateDir
-    hostile.run.kill();
-    await hostile.run.outcome;
-    cleanups.push(hostile.cleanup);
-    const child = fileURLToPath(new URL('./helpers/hostile-fen-child.mjs', import.meta.url));
-    const sup = createSupervisor({ concurrency: 1, handleParentSignals: false });
-    const run = sup.spawn({
-      command: process.execPath,
-      args: [child, JSON.stringify({ steps: floodThenExit(20_000) })],
-      task: 'go',
-      highWaterMark: 200,
-      killGraceMs: 300,
-      stateDir: hostile.stateDir,
-      handleParentSignals: false,
-    });
-    let relayed = 0;
-    run.on('event', () => relayed++);
+    const { sup, run, counter, leftovers } = pooledFlood(20_000);
     expect((await within(run.outcome, 60_000, 'outcome')).status).toBe('done');
     // The pooled handle's backlog plus one batch of the run's own queue.
-    expect(relayed).toBeLessThanOrEqual(3 * (200 + 80));
+    expect(counter.relayed).toBeLessThanOrEqual(3 * (200 + 80));
     let deltas = 0;
     for await (const event of run) if (event.type === 'assistant-text-delta') deltas++;
     expect(deltas).toBe(20_000);
     await sup.shutdown();
-    expect(hostile.leftovers()).toEqual([]);
+    expect(leftovers()).toEqual([]);
   });
 
   it('a pooled run relaying to an events() stream that closed is held back by its kept backlog, and the next stream gets the rest', async () => {
-    const hostile = hostileRun([]); // only for its stateDir
-    hostile.run.kill();
-    await hostile.run.outcome;
-    cleanups.push(hostile.cleanup);
-    const child = fileURLToPath(new URL('./helpers/hostile-fen-child.mjs', import.meta.url));
-    const sup = createSupervisor({ concurrency: 1, handleParentSignals: false });
-    const first = sup.events();
-    const run = sup.spawn({
-      command: process.execPath,
-      args: [child, JSON.stringify({ steps: floodThenExit(5_000) })],
-      task: 'go',
-      highWaterMark: 200,
-      killGraceMs: 300,
-      stateDir: hostile.stateDir,
-      handleParentSignals: false,
-    });
-    let relayed = 0;
-    run.on('event', () => relayed++);
-    let streamed = 0;
-    for await (const item of first) if (item.event.type === 'turn-started' && ++streamed > 0) break;
+    let first: AsyncIterable<PoolEvent> | undefined;
+    const { sup, run, counter } = pooledFlood(5_000, (pool) => (first = pool.events()));
+    for await (const item of first!) if (item.event.type === 'turn-started') break;
     expect((await within(run.outcome, 60_000, 'outcome')).status).toBe('done');
     await new Promise((resolve) => setTimeout(resolve, 100));
     // The run's own backlog (for an iterator never created) holds the relay back: not the whole flood.
-    expect(relayed).toBeLessThan(3 * (200 + 80));
+    expect(counter.relayed).toBeLessThan(3 * (200 + 80));
     let last: RunEvent | undefined;
     for await (const item of sup.events({ untilIdle: true })) last = item.event;
     expect(last).toMatchObject({ type: 'exit', status: 'done' });
-    expect(relayed).toBeGreaterThan(5_000);
+    expect(counter.relayed).toBeGreaterThan(5_000);
     await sup.shutdown();
   });
 
