@@ -70,7 +70,8 @@ export async function exitThenPull({ count, bytes }) {
 export async function run(options = {}) {
   const bench = 'backpressure';
   const small = { count: sized(options, { full: 200_000, quick: 50_000, smoke: 2_000 }), bytes: 1024 };
-  const large = { count: sized(options, { full: 20_000, quick: 4_000, smoke: 100 }), bytes: 12 * 1024 };
+  // Full size: a child that writes about a gigabyte and exits must not load it into the parent.
+  const large = { count: sized(options, { full: 87_000, quick: 4_000, smoke: 100 }), bytes: 12 * 1024 };
   const moduleUrl = import.meta.url;
   const withheld = await inFreshProcess(moduleUrl, 'withheldAckFlood', small, { timeoutMs: 600_000 });
   const pulled = await inFreshProcess(moduleUrl, 'exitThenPull', large, { timeoutMs: 600_000 });

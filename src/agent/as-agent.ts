@@ -1,5 +1,5 @@
 // asAgent: an Agent Handler whose invoke runs one turn in a supervised child (a fresh run per invoke, or a keep-alive run per session).
-import { spawnRun } from '../index.js';
+import { spawnRun } from '../run/spawn-run.js';
 import type { Ack, Run, RunOptions } from '../index.js';
 import { FreshTurn } from './fresh-turn.js';
 import { InvokeStream } from './invoke-stream.js';

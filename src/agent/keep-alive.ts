@@ -1,5 +1,5 @@
 // sessions: 'keep-alive': one live run per session, each invoke one prompt on it, the turn's window held open for follow-ups.
-import { ControlRefusedError } from '../index.js';
+import { ControlRefusedError } from '../run/errors.js';
 import type { Run, RunEvent } from '../index.js';
 import { endOfRun } from './fresh-turn.js';
 import type { TurnSource } from './invoke-stream.js';

@@ -141,6 +141,11 @@ export class EventReader {
     this.#tail.close();
   }
 
+  /** Closes the descriptor without a reference to this reader (see {@link LineTail.descriptorCloser}). */
+  descriptorCloser(): () => void {
+    return this.#tail.descriptorCloser();
+  }
+
   #line(text: string): void {
     this.#lines++;
     const result = this.#receiver.receive(text);

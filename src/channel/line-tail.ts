@@ -129,6 +129,8 @@ export class LineTail {
   #skipping = false;
   #offset = 0;
   #fd: number | undefined;
+  /** The descriptor as a detached closer sees it (see {@link descriptorCloser}); cleared when this tail closes it. */
+  #detached: { fd: number | undefined } | undefined;
   /** Device and inode of the open file: the path must keep naming it. */
   #identity: { dev: number; ino: number } | undefined;
   readonly #expectedIdentity: { dev: number; ino: number } | undefined;
@@ -255,10 +257,28 @@ export class LineTail {
     this.drain();
   }
 
+  /**
+   * A function that closes the open descriptor while holding no reference to this tail or its handlers:
+   * for a finalizer that runs once the tail itself is garbage. It does nothing once the tail closed it.
+   */
+  descriptorCloser(): () => void {
+    const detached = (this.#detached ??= { fd: this.#fd });
+    return () => {
+      if (detached.fd === undefined) return;
+      try {
+        closeSync(detached.fd);
+      } catch {
+        // Already closed: nothing leaks.
+      }
+      detached.fd = undefined;
+    };
+  }
+
   /** Stops reading and releases the fd, the watcher and the timers. Idempotent. */
   close(): void {
     this.#stopped = true;
     this.#stopTimers();
+    if (this.#detached !== undefined) this.#detached.fd = undefined;
     if (this.#fd !== undefined) {
       try {
         closeSync(this.#fd);

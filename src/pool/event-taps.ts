@@ -125,6 +125,8 @@ export class PoolEventTaps {
   readonly #highWater: HighWater;
   readonly #poolState: () => { idle: boolean; closed: boolean };
   #activePumps = 0;
+  /** Pumps waiting for an events() iterator to be opened (see {@link wakeOnOpen}). */
+  readonly #openWaiters = new Set<() => void>();
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(highWater: HighWater, poolState: () => { idle: boolean; closed: boolean }) {
@@ -148,7 +150,16 @@ export class PoolEventTaps {
       },
     );
     this.#queues.add(queue);
+    const waiters = [...this.#openWaiters];
+    this.#openWaiters.clear();
+    for (const wake of waiters) wake();
     return queue;
+  }
+
+  /** Calls `wake` once, when the next events() iterator is opened; the returned function cancels that. */
+  wakeOnOpen(wake: () => void): () => void {
+    this.#openWaiters.add(wake);
+    return () => this.#openWaiters.delete(wake);
   }
 
   publish(run: PoolRun, event: RunEvent, bytes = 0): void {

@@ -350,7 +350,9 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
           this.#fanout.publish(event, bytes[index]);
           this.#taps.publish(this, event, bytes[index]);
         }
-        while (this.#fanout.overHighWater() || this.#taps.overHighWater()) await this.#drained();
+        // A backlog kept for an iterator not created yet holds the pump back only when the run still ends
+        // without it and no events() iterator waits for what the pump would relay.
+        while (this.#fanout.overHighWater(batches.readsAhead && !this.#taps.active) || this.#taps.overHighWater()) await this.#drained();
       }
     } finally {
       this.#fanout.end();
@@ -360,8 +362,17 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
 
   #drained(): Promise<void> {
     return new Promise((resolve) => {
-      this.#wakePump = resolve;
-      if (this.#taps.overHighWater()) void this.#taps.whenDrained().then(resolve);
+      if (this.#taps.overHighWater()) {
+        this.#wakePump = resolve;
+        void this.#taps.whenDrained().then(resolve);
+        return;
+      }
+      // Held back by the kept backlog: an events() iterator opened meanwhile must get the events.
+      const cancel = this.#taps.wakeOnOpen(() => this.#wake());
+      this.#wakePump = () => {
+        cancel();
+        resolve();
+      };
     });
   }
 

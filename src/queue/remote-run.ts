@@ -1,7 +1,7 @@
 // RemoteRun: a queued run seen from the producer, rebuilt from its stream records: events, state, acks, attempts and outcome.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import { ControlRefusedError } from '../index.js';
+import { ControlRefusedError } from '../run/errors.js';
 import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../index.js';
 import type { WireControlType } from '../wire/index.js';
 import { parseRecord } from './records.js';

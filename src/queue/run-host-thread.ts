@@ -1,6 +1,7 @@
 // The worker's run host thread: a createSupervisor pool that runs the jobs' children and reports their events, acks and outcomes.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ControlRefusedError, createSupervisor } from '../index.js';
+import { createSupervisor } from '../pool/supervisor.js';
+import { ControlRefusedError } from '../run/errors.js';
 import type { Ack, PoolRun } from '../index.js';
 import { childlessOutcome } from '../run/outcome.js';
 import type { AckRecordBody } from './records.js';

@@ -159,6 +159,12 @@ export interface FinishReport {
    * the buffer); it resolves once the last one was published (or they were dropped by `dispose`).
    */
   eventsBehind: Promise<void>;
+  /**
+   * Releases what the events behind are read from (a descriptor) while holding no reference to the
+   * driver or the run: the core calls it when the run handle is garbage-collected before they were all
+   * published. A no-op once the driver released it.
+   */
+  release?: () => void;
 }
 
 /**
@@ -173,6 +179,11 @@ export interface Driver {
    * fuseraft). `false` for a child that ends by itself after its prompt (HEP).
    */
   readonly closeWhenIdle: boolean;
+  /**
+   * Whether the driver reads facts ahead of the events held back ({@link DriverContext.backpressure}):
+   * then events kept for an iterator not created yet are bounded too, as the run ends without them.
+   */
+  readonly readsAhead: boolean;
   /** The private channel directory, for protocols that have one (Fen); '' otherwise. */
   readonly channelDir: string;
   /** Sets the channel up (and sends the task when the protocol writes it). Throwing fails the run before anything started. */

@@ -11,13 +11,15 @@ export interface HighWater {
 /**
  * Fans published events out to every attached iterator. Until the first iterator exists, events are
  * kept (when `retain`) so it sees the run from its first event. `overHighWater()` tells the reader to
- * pause while an iterator holds more than `highWater.events` events or `highWater.bytes` bytes;
- * `onDrained` is called once every queue is back at half of both, so reading can resume.
+ * pause while an iterator (or that kept backlog) holds more than `highWater.events` events or
+ * `highWater.bytes` bytes; `onDrained` is called once every queue is back at half of both, so reading
+ * can resume.
  */
 export class EventFanout {
   readonly #queues = new Set<EventQueue>();
   #backlog: RunEvent[] | undefined;
   #backlogBytes: number[] | undefined;
+  #backlogTotalBytes = 0;
   #ended = false;
   #overHighWater = false;
   readonly #highWater: HighWater;
@@ -38,7 +40,10 @@ export class EventFanout {
   /** Publishes `event`, which took `bytes` on the wire (counted against the byte high-water mark). */
   publish(event: RunEvent, bytes = 0): void {
     this.#backlog?.push(event);
-    this.#backlogBytes?.push(bytes);
+    if (this.#backlogBytes !== undefined) {
+      this.#backlogBytes.push(bytes);
+      this.#backlogTotalBytes += bytes;
+    }
     for (const queue of this.#queues) queue.push(event, bytes);
   }
 
@@ -55,6 +60,7 @@ export class EventFanout {
     const initialBytes = this.#backlogBytes ?? [];
     this.#backlog = undefined;
     this.#backlogBytes = undefined;
+    this.#backlogTotalBytes = 0;
     const queue = new EventQueue(
       initial,
       initialBytes,
@@ -69,11 +75,17 @@ export class EventFanout {
     return queue;
   }
 
-  /** Whether some iterator holds more than a high-water mark (remembered until it drains). */
-  overHighWater(): boolean {
+  /**
+   * Whether some iterator holds more than a high-water mark (remembered until it drains). The backlog
+   * kept for the first iterator counts too unless `countBacklog` is false: a reader that can read facts
+   * ahead leaves the rest in the file, but one that cannot (a pipe) would block the child until an
+   * iterator that may never come.
+   */
+  overHighWater(countBacklog = true): boolean {
     const { events, bytes } = this.#highWater;
-    let over = false;
-    for (const queue of this.#queues) {
+    const backlog = countBacklog ? this.#backlog : undefined;
+    let over = backlog !== undefined && (backlog.length > events || this.#backlogTotalBytes > bytes);
+    if (!over) for (const queue of this.#queues) {
       if (queue.size > events || queue.bytes > bytes) {
         over = true;
         break;

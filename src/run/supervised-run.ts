@@ -28,12 +28,23 @@ const TREE_MARKER_ENV = 'SUBVISOR_TREE';
 /** The report of a run that had no process (it never started, or its driver talks to a daemon). */
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
 
+/**
+ * Closes the descriptor of events still behind when a run handle is dropped before they were taken
+ * (nothing else would: the program holds no way to take them any more).
+ */
+const eventsBehindRelease = new FinalizationRegistry<() => void>((release) => release());
+
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
 
 /** An iterator of sized batches (see {@link SupervisedRun.sizedBatches}). */
 export interface SizedBatches {
   next(): Promise<IteratorResult<SizedBatch, undefined>>;
   return(): Promise<unknown>;
+  /**
+   * Whether the run reads facts ahead of the events it holds back (Fen), so a stage downstream may stop
+   * pulling while nobody iterates it: the run still ends. A run that cannot (a pipe) would block its child.
+   */
+  readonly readsAhead: boolean;
 }
 
 /** The sized batches of any run: a run of this core knows its events' sizes; another counts them as 0. */
@@ -46,6 +57,7 @@ export function sizedBatchesOf(run: Run): SizedBatches {
       return step.done === true ? step : { value: { events: step.value, bytes: step.value.map(() => 0) }, done: false };
     },
     return: () => batches.return?.() ?? Promise.resolve(),
+    readsAhead: false,
   };
 }
 
@@ -220,6 +232,9 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.terminate('the run was disposed');
+    // Events still behind in the (removed) event file are dropped: their descriptor closes now, and
+    // every iterator ends after what it holds.
+    if (this.#eventsBehind) this.#driver.dispose(true);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
@@ -251,7 +266,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   /** @internal {@link batches} with what each event took on the wire: for the pool, which re-publishes them under the same byte mark. */
   sizedBatches(): SizedBatches {
     const queue = this.#fanout.iterator();
-    return { next: () => queue.nextSizedBatch(), return: () => queue.return() };
+    return { next: () => queue.nextSizedBatch(), return: () => queue.return(), readsAhead: this.#driver.readsAhead };
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -562,7 +577,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #shouldPauseReading(): boolean {
     // A driver that cannot read facts ahead never pauses while an ack is awaited (a consumer awaiting
     // it inside its loop would deadlock), nor once the child is gone (its final drain reads everything).
-    this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.#fanout.overHighWater();
+    // A kept backlog does not count here: the child would block until an iterator that may never come.
+    this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.#fanout.overHighWater(false);
     return this.#readingPaused;
   }
 
@@ -698,7 +714,10 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     if (finished?.eventsBehind !== undefined && !this.#exitPublished) {
       // The facts are all in; the events follow as the consumers take them, then (without the child's own) a synthetic exit.
       this.#eventsBehind = true;
+      const token = {};
+      if (finished.release !== undefined) eventsBehindRelease.register(this, finished.release, token);
       void finished.eventsBehind.then(() => {
+        eventsBehindRelease.unregister(token);
         if (!this.#exitPublished) this.#publishSyntheticExit(verdict);
         this.#eventsBehind = false;
       });

@@ -60,6 +60,7 @@ export interface InMemoryRun {
 
 class InMemoryDriver implements Driver {
   readonly closeWhenIdle = true;
+  readonly readsAhead = false;
   readonly channelDir = '';
   readonly received: ReceivedControl[] = [];
   onControl: ((received: ReceivedControl) => void) | undefined;

@@ -1,7 +1,7 @@
 // testKit(): spawnRun and fakeChild for test suites, with small graces and a check after each test that ends whatever is left.
 import { spawnRun as spawnSupervisedRun } from '../run/spawn-run.js';
 import type { Outcome, Run, RunOptions } from '../run/types/index.js';
-import { fakeChild as makeFakeChild, type FakeChild, type FakeChildOptions } from './index.js';
+import { fakeChild as makeFakeChild, type FakeChild, type FakeChildOptions } from './fen-kit.js';
 import { alivePids, waitUntilGone } from './liveness.js';
 import type { BuiltinScenarioName, Scenario } from './scenario.js';
 

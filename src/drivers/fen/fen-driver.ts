@@ -26,6 +26,7 @@ const PROTOCOL_FAILURE_CODES: Record<string, OutcomeErrorCode> = {
  */
 export class FenDriver implements Driver {
   readonly closeWhenIdle = true;
+  readonly readsAhead = true;
   readonly #context: DriverContext;
   #directory: RunDirectory | undefined;
   #writer: ControlWriter | undefined;
@@ -121,7 +122,7 @@ export class FenDriver implements Driver {
     const eventsBehind = new Promise<void>((resolve) => (this.#eventsDone = resolve));
     reader.end();
     if (!reader.eventsPending) return undefined;
-    return { eventsBehind };
+    return { eventsBehind, release: reader.eventsCloser() };
   }
 
   disconnect(): void {

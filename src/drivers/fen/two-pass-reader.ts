@@ -110,6 +110,11 @@ export class TwoPassReader {
     this.#finishEvents();
   }
 
+  /** Closes the events pass's descriptor without a reference to this reader (for a finalizer). */
+  eventsCloser(): () => void {
+    return this.#events.descriptorCloser();
+  }
+
   /** Stops the facts pass only (the run ended: no fact matters any more); the events pass goes on. */
   closeFacts(): void {
     this.#facts?.close();

@@ -48,6 +48,7 @@ interface LastResult {
  */
 class FuseraftServeDriver implements Driver {
   readonly closeWhenIdle = true;
+  readonly readsAhead = false;
   readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #channel: DaemonChannel;

@@ -35,6 +35,7 @@ function shortGraceMs(options: ResolvedRunOptions): number {
  */
 class FuseraftDriver implements Driver {
   readonly closeWhenIdle: boolean;
+  readonly readsAhead = false;
   readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #mode: Mode;

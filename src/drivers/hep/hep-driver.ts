@@ -45,6 +45,7 @@ type Terminal = 'done' | 'error' | 'cancelled';
  */
 export class HepDriver implements Driver {
   readonly closeWhenIdle = false;
+  readonly readsAhead = false;
   readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #splitter: LineSplitter;

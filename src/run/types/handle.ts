@@ -180,6 +180,6 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
   text(): AsyncIterableIterator<string, undefined>;
   /** Creates an event iterator (see the class notes for the queue semantics). */
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined>;
-  /** `terminate()`, for `await using`. */
+  /** `terminate()`, then drops the events not taken yet (their descriptor closes), for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -82,7 +82,8 @@ export interface RunOptions {
   keepFiles?: boolean;
   /**
    * `true` (default): events that arrive before the first async iterator is created are kept, so a
-   * late `for await` still sees every event from the first. Set `false` when you only listen with
+   * late `for await` still sees every event from the first (Fen: past the high-water marks they wait in
+   * the event file; other protocols keep them in memory). Set `false` when you only listen with
    * `on(...)` or await the outcome: then nothing is retained and an iterator created later sees only
    * the events that arrive after it.
    */
