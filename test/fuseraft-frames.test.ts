@@ -101,8 +101,8 @@ describe('frame mapping', () => {
   it('marks tool output at fuseraft\'s cap as truncated, and only then', () => {
     const at = displayDraft(frame({ type: 'tool_result', name: 'r', ok: true, output: 'x'.repeat(TOOL_OUTPUT_CAP) }));
     const below = displayDraft(frame({ type: 'tool_result', name: 'r', ok: true, output: 'x'.repeat(TOOL_OUTPUT_CAP - 1) }));
-    expect(at?.['transportTruncated']).toBe(true);
-    expect(below?.['transportTruncated']).toBeUndefined();
+    expect(at).toMatchObject({ type: 'tool-result', transportTruncated: true });
+    expect(below).not.toHaveProperty('transportTruncated');
   });
 
   it('surfaces retrying as info with the attempt', () => {
@@ -131,9 +131,10 @@ describe('frame mapping', () => {
     });
   });
 
-  it('keeps unknown fields, never letting them overwrite envelope or mapped keys', () => {
-    const draft = withExtras({ type: 'assistant-text-delta', delta: 'a' }, frame({ type: 'token', text: 'a', seq: 9, run: 'x', delta: 'b', mood: 'ok' }), ['text']);
-    expect(draft).toEqual({ type: 'assistant-text-delta', delta: 'a', mood: 'ok', extraFields: { seq: 9, run: 'x', delta: 'b' } });
+  it('keeps unknown fields under extra, as sent, never over the envelope or mapped keys', () => {
+    const draft = withExtras({ type: 'assistant-text-delta', delta: 'a' }, frame({ type: 'token', text: 'a', seq: 9, run: 'x', delta: 'b', mood: 'ok', extra: 1 }), ['text']);
+    expect(draft).toEqual({ type: 'assistant-text-delta', delta: 'a', extra: { seq: 9, run: 'x', delta: 'b', mood: 'ok', extra: 1 } });
+    expect(withExtras({ type: 'ready' }, frame({ type: 'ready' }), [])).toEqual({ type: 'ready' });
   });
 
   it('reads usage counts that are present and not null', () => {
