@@ -60,7 +60,8 @@ describe('readLine', () => {
     const draft = passthrough(read.frame!);
     expect(Object.getPrototypeOf(draft)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
-    expect(Object.hasOwn(draft, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(draft.extra)).toBe(Object.prototype);
+    expect(Object.hasOwn(draft.extra!, '__proto__')).toBe(true);
   });
 });
 
@@ -110,8 +111,7 @@ describe('frame mapping', () => {
       type: 'info',
       nativeType: 'retrying',
       summary: 'the model stream dropped; retrying (attempt 2 of 5)',
-      attempt: 2,
-      max: 5,
+      extra: { attempt: 2, max: 5 },
     });
   });
 
@@ -120,14 +120,12 @@ describe('frame mapping', () => {
       type: 'info',
       nativeType: 'warning',
       summary: 'careful',
-      text: 'careful',
-      level: 2,
+      extra: { text: 'careful', level: 2 },
     });
     expect(passthrough(frame({ type: 'file_changed', path: 'a.ts', added: 1 }))).toEqual({
       type: 'info',
       nativeType: 'file_changed',
-      path: 'a.ts',
-      added: 1,
+      extra: { path: 'a.ts', added: 1 },
     });
   });
 

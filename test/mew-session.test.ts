@@ -13,7 +13,7 @@ describe('handshake', () => {
     expect(rec.facts_('ready')).toEqual([]);
     feed(PONG);
     expect(rec.facts_('ready')).toEqual([['ready']]);
-    expect(rec.events[0]).toEqual({ type: 'ready', session_id: 'sess_1', model: 'fake-model', provider: 'fake' });
+    expect(rec.events[0]).toEqual({ type: 'ready', extra: { session_id: 'sess_1', model: 'fake-model', provider: 'fake' } });
     expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'do it', attachments: [] }]);
     expect(rec.facts_('ack')).toEqual([]);
     receipt('accepted');
