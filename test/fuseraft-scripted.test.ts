@@ -391,7 +391,7 @@ describe("protocol 'fuseraft-bridge' (run --bridge)", () => {
     );
     const outcome = await s.finish();
     expect(outcome).toMatchObject({ status: 'done', finalText: 'shipped', turns: 2, usage: { inputTokens: 10, outputTokens: 2 } });
-    expect(s.events.find((event) => event.type === 'info' && event.nativeType === 'argv')).toMatchObject({ argv: ['run', '--bridge', '-c', 'c.yaml', 'ship it'] });
+    expect(s.events.find((event) => event.type === 'info' && event.nativeType === 'argv')).toMatchObject({ extra: { argv: ['run', '--bridge', '-c', 'c.yaml', 'ship it'] } });
   });
 
   it('fails with fuseraft\'s error message; rejects turn controls', async () => {
