@@ -13,6 +13,7 @@
 //   { "touch": path }                       create an empty file at path (tells the test a step is done)
 //   { "result": text }                      complete turn 1 and write `result` with that final text
 //   { "exit": "done" }                      write `exit` (status) and leave with code 0
+//   { "exitUnterminated": "done" }          the same, but the exit line has no newline
 //   { "hang": true }                        wait for a cancel (exit cancelled) or close (ack it, exit done) line
 import {
   chmodSync,
@@ -147,7 +148,13 @@ for (const step of plan.steps) {
     write('turn-complete', { turn: 1, 'stop-reason': 'stop' });
     write('result', { 'stop-reason': 'stop', 'final-text': step.result });
   }
-  else if (step.exit) {
+  else if (step.exitUnterminated) {
+    // The exit line without its newline, then leave.
+    seq++;
+    writeSync(fd, JSON.stringify({ v: 1, seq, type: 'exit', run, status: step.exitUnterminated }));
+    closeSync(fd);
+    process.exit(0);
+  } else if (step.exit) {
     write('exit', { status: step.exit });
     closeSync(fd);
     process.exit(0);
