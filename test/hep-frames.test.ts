@@ -1,6 +1,6 @@
 // HEP v1 frame parsing, the header check and field checks, as pure functions (no process).
 import { describe, expect, it } from 'vitest';
-import { extraFields, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
+import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
 import type { HepFrame } from '../src/drivers/hep/frames.js';
 
 describe('HEP frames', () => {
@@ -46,7 +46,7 @@ describe('HEP frames', () => {
   it('keeps unknown fields camelCased, never over the envelope or the prototype', () => {
     const frame = { type: 'message_delta', turn_id: 1, delta: 'x', x_score: 0.5, seq: 9, run: 'other', __proto__x: 1 } as unknown as HepFrame;
     Object.defineProperty(frame, '__proto__', { value: { evil: true }, enumerable: true });
-    const extras = extraFields(frame, ['turn_id', 'delta']);
+    const extras = addExtras({ type: 'assistant-text-delta' }, frame, ['turn_id', 'delta']);
     expect(extras).toMatchObject({ xScore: 0.5, hep_seq: 9, hep_run: 'other' });
     expect(Object.hasOwn(extras, 'seq')).toBe(false);
     expect(Object.getPrototypeOf(extras)).toBe(Object.prototype);

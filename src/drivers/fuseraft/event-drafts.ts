@@ -14,6 +14,14 @@ export interface EventDraft {
 /** Envelope keys and `type`: a frame's field of that name must not overwrite them. */
 const RESERVED = new Set(['type', 'v', 'seq', 'run']);
 
+/** The frame fields a mapping reads itself (hoisted: no array per event). */
+const TEXT: readonly string[] = ['text'];
+const TOOL_CALL_FIELDS: readonly string[] = ['id', 'name', 'summary', 'args', 'agent'];
+const TOOL_RESULT_FIELDS: readonly string[] = ['id', 'name', 'ok', 'output'];
+const TOOL_CALLING_FIELDS: readonly string[] = ['tool', 'agent', 'argsSummary'];
+/** Frame types whose `text` is also the info event's summary. */
+const SUMMARY_TYPES: readonly string[] = ['text', 'info', 'warning'];
+
 /**
  * Adds the frame's fields the mapping did not consume (`used`) to `draft`, as sent: unknown fields
  * pass through. A field whose name the draft already has (or an envelope key) is kept under
@@ -36,7 +44,8 @@ export function withExtras(draft: EventDraft, frame: Frame, used: readonly strin
 
 /** Own data property even for `__proto__` (which a plain assignment would turn into a prototype). */
 function define(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string, unknown>)[key] = value;
 }
 
 /**
@@ -46,7 +55,7 @@ function define(target: object, key: string, value: unknown): void {
  */
 export function passthrough(frame: Frame, summary?: string): EventDraft {
   const draft: EventDraft = { type: 'info', nativeType: frame.type };
-  const text = summary ?? (['text', 'info', 'warning'].includes(frame.type) ? stringField(frame, 'text') : undefined);
+  const text = summary ?? (SUMMARY_TYPES.includes(frame.type) ? stringField(frame, 'text') : undefined);
   if (text !== undefined) draft['summary'] = text;
   return withExtras(draft, frame, []);
 }
@@ -55,13 +64,13 @@ export function passthrough(frame: Frame, summary?: string): EventDraft {
 export function displayDraft(frame: Frame): EventDraft | undefined {
   switch (frame.type) {
     case 'token':
-      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] }, frame, ['text']);
+      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] }, frame, TEXT);
     case 'thinking':
-      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] }, frame, ['text']);
+      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] }, frame, TEXT);
     case 'tool_call': {
       const draft: EventDraft = { type: 'tool-call', name: frame['name'] };
       copyDefined(draft, frame, { id: 'id', summary: 'summary', args: 'arguments', agent: 'agent' });
-      return withExtras(draft, frame, ['id', 'name', 'summary', 'args', 'agent']);
+      return withExtras(draft, frame, TOOL_CALL_FIELDS);
     }
     case 'tool_result': {
       const draft: EventDraft = { type: 'tool-result', name: frame['name'], isError: frame['ok'] !== true };
@@ -74,7 +83,7 @@ export function displayDraft(frame: Frame): EventDraft | undefined {
       if (output !== undefined) draft['result'] = output;
       // fuseraft cuts the output at its cap without saying so: at the cap, assume it was cut.
       if (typeof output === 'string' && output.length >= TOOL_OUTPUT_CAP) draft['transportTruncated'] = true;
-      return withExtras(draft, frame, ['id', 'name', 'ok', 'output']);
+      return withExtras(draft, frame, TOOL_RESULT_FIELDS);
     }
     case 'retrying': {
       const attempt = countField(frame, 'attempt');
@@ -93,7 +102,7 @@ export function bridgeDisplayDraft(frame: Frame): EventDraft | undefined {
     case 'tool_calling': {
       const draft: EventDraft = { type: 'tool-call', name: frame['tool'] };
       copyDefined(draft, frame, { agent: 'agent', argsSummary: 'summary' });
-      return withExtras(draft, frame, ['tool', 'agent', 'argsSummary']);
+      return withExtras(draft, frame, TOOL_CALLING_FIELDS);
     }
     case 'token_budget_warning': {
       const agent = stringField(frame, 'agent');

@@ -70,21 +70,47 @@ const REQUIRED: Record<string, Record<string, FieldKind>> = {
   compaction_end: { turn_id: 'turn' },
 };
 
+/** One required field's check, compiled once from {@link REQUIRED}. */
+interface FieldCheck {
+  field: string;
+  fits: (value: JsonValue | undefined) => boolean;
+  error: string;
+}
+
+const FITS: Record<FieldKind, (value: JsonValue | undefined) => boolean> = {
+  turn: (value) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0,
+  string: (value) => typeof value === 'string',
+  boolean: (value) => typeof value === 'boolean',
+  number: (value) => typeof value === 'number',
+  array: (value) => Array.isArray(value),
+  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+};
+
+/** The checks of each known frame type, compiled once: no table is walked per line. */
+const CHECKS: ReadonlyMap<string, readonly FieldCheck[]> = new Map(
+  Object.entries(REQUIRED).map(([type, fields]) => [
+    type,
+    Object.entries(fields).map(([field, kind]) => ({ field, fits: FITS[kind], error: `${type}.${field} must be ${describe(kind)}` })),
+  ]),
+);
+
+const NO_ERRORS: readonly string[] = Object.freeze([]);
+
 /** The frame types this driver maps to run events; any other type is passed through raw. */
 export function isKnownFrame(type: string): boolean {
-  return Object.hasOwn(REQUIRED, type);
+  return CHECKS.has(type);
 }
 
 /** Schema errors of a known frame, one per bad field (empty when it is fine). */
-export function frameErrors(frame: HepFrame): string[] {
-  const errors: string[] = [];
-  for (const [field, kind] of Object.entries(REQUIRED[frame.type] ?? {})) {
-    if (!fits(frame[field], kind)) errors.push(`${frame.type}.${field} must be ${describe(kind)}`);
+export function frameErrors(frame: HepFrame): readonly string[] {
+  let errors: string[] | undefined;
+  for (const check of CHECKS.get(frame.type) ?? []) {
+    if (!check.fits(frame[check.field])) (errors ??= []).push(check.error);
   }
-  if (frame.type === 'turn_done' && frame['usage'] !== undefined && !fits(frame['usage'], 'object')) {
-    errors.push('turn_done.usage must be an object');
+  if (frame.type === 'turn_done' && frame['usage'] !== undefined && !FITS.object(frame['usage'])) {
+    (errors ??= []).push('turn_done.usage must be an object');
   }
-  return errors;
+  return errors ?? NO_ERRORS;
 }
 
 /** True when Fa cut this text to its bounds (`…(+N chars)`). */
@@ -92,30 +118,20 @@ export function isBounded(text: unknown): boolean {
   return typeof text === 'string' && BOUNDED_SUFFIX.test(text);
 }
 
-/** The fields of `frame` not in `known`, camelCased, for the event's extras (unknown fields are delivered, not dropped). */
-export function extraFields(frame: HepFrame, known: readonly string[]): Record<string, JsonValue> {
-  const extras: Record<string, JsonValue> = {};
+/**
+ * Adds the fields of `frame` not in `known` to `event`, camelCased (unknown fields are delivered, not
+ * dropped), and returns it. They come after the event's own fields and replace one of the same name.
+ */
+export function addExtras<Event extends object>(event: Event, frame: HepFrame, known: readonly string[]): Event {
+  const target = event as Record<string, unknown>;
   for (const key of Object.keys(frame)) {
     if (key === 'type' || known.includes(key)) continue;
-    let name = key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase());
+    let name = key.includes('_') ? key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase()) : key;
     // Never let a child's field replace the envelope or the prototype.
     if (name === 'v' || name === 'seq' || name === 'run' || name === 'type' || name === '__proto__') name = `hep_${key}`;
-    extras[name] = frame[key]!;
+    target[name] = frame[key]!;
   }
-  return extras;
-}
-
-function fits(value: JsonValue | undefined, kind: FieldKind): boolean {
-  switch (kind) {
-    case 'turn':
-      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-    default:
-      return typeof value === kind;
-  }
+  return event;
 }
 
 function describe(kind: FieldKind): string {
