@@ -29,7 +29,8 @@ const SUMMARY_TYPES: readonly string[] = ['text', 'info', 'warning'];
  */
 export function withExtras(draft: EventDraft, frame: Frame, used: readonly string[]): EventDraft {
   let collided: JsonObject | undefined;
-  for (const key of Object.keys(frame)) {
+  // for...in over a JSON.parse result sees exactly its own keys, without the array Object.keys makes.
+  for (const key in frame) {
     if (key === 'type' || used.includes(key)) continue;
     if (RESERVED.has(key) || Object.hasOwn(draft, key)) {
       collided ??= {};

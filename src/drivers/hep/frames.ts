@@ -124,7 +124,8 @@ export function isBounded(text: unknown): boolean {
  */
 export function addExtras<Event extends object>(event: Event, frame: HepFrame, known: readonly string[]): Event {
   const target = event as Record<string, unknown>;
-  for (const key of Object.keys(frame)) {
+  // for...in over a JSON.parse result sees exactly its own keys, without the array Object.keys makes.
+  for (const key in frame) {
     if (key === 'type' || known.includes(key)) continue;
     let name = key.includes('_') ? key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase()) : key;
     // Never let a child's field replace the envelope or the prototype.
