@@ -1,7 +1,8 @@
 // HEP v1 frame parsing, the header check and field checks, as pure functions (no process).
 import { describe, expect, it } from 'vitest';
-import { extraOf, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
+import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
 import type { HepFrame } from '../src/drivers/hep/frames.js';
+import type { RunEventDraftOf } from '../src/run/types/index.js';
 
 describe('HEP frames', () => {
   it('parses a frame, and says why a line is not one', () => {
@@ -45,10 +46,11 @@ describe('HEP frames', () => {
 
   it('keeps unknown fields camelCased under extra, none lost, never as the prototype', () => {
     const frame = JSON.parse('{"type":"message_delta","turn_id":1,"delta":"x","x_score":0.5,"seq":9,"run":"other","extra":{"a":1},"a_b":1,"aB":2,"__proto__":{"evil":true}}') as HepFrame;
-    const { extra } = extraOf(frame, ['turn_id', 'delta']);
+    const draft: RunEventDraftOf<'assistant-text-delta'> = { type: 'assistant-text-delta' };
+    const { extra } = addExtras(draft, frame, ['turn_id', 'delta']);
     // A snake_case key whose camelCase name the frame also has as such keeps its own spelling.
     expect(extra).toEqual({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, Proto__: { evil: true } });
     expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
-    expect(extraOf(frame, Object.keys(frame))).toEqual({});
+    expect(addExtras({ type: 'assistant-text-delta' }, frame, Object.keys(frame))).toEqual({ type: 'assistant-text-delta' });
   });
 });

@@ -9,6 +9,7 @@ import type { Frame } from './frames.js';
 /** A RunEvent without its envelope (`v`, `seq`, `run`), which whoever publishes it adds. */
 export type EventDraft = RunEventDraft;
 
+
 /**
  * Puts the frame's fields the mapping did not consume (`used`, and the frame's `type`) under the
  * draft's `extra`, as sent: unknown fields pass through, and never clobber a field of the draft.

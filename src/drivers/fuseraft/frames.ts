@@ -130,7 +130,9 @@ export function readLine(line: string, lineNumber: number): ReadLine {
       rejection: { code: 'invalid', reason: `stdout line ${lineNumber} is JSON but not an object with a string type` },
     };
   }
-  return checkFrame(value as Frame, `stdout line ${lineNumber}`);
+  const frame = value as Frame;
+  const errors = frameErrors(frame);
+  return errors === undefined ? { frame, usable: true } : withRejection(frame, errors, `stdout line ${lineNumber}`);
 }
 
 /**
@@ -138,11 +140,11 @@ export function readLine(line: string, lineNumber: number): ReadLine {
  * reason, e.g. `stdout line 3` or `message 3`). Fields that fail are removed from `frame`.
  */
 export function checkFrame(frame: Frame, where: string): ReadLine {
-  const errors = checkFields(frame, RULES[frame.type], '');
-  if (frame.type === 'agent_message' && isObject(frame['message'])) {
-    errors.push(...checkFields(frame['message'], AGENT_MESSAGE_RULES, 'message.'));
-  }
-  if (errors.length === 0) return { frame, usable: true };
+  const errors = frameErrors(frame);
+  return errors === undefined ? { frame, usable: true } : withRejection(frame, errors, where);
+}
+
+function withRejection(frame: Frame, errors: FieldError[], where: string): ReadLine {
   const usable = !errors.some((error) => error.required);
   return {
     frame,
@@ -172,43 +174,70 @@ interface FieldError {
   required: boolean;
 }
 
+/** One field's rule and its name. */
+interface NamedRule extends FieldRule {
+  name: string;
+}
+
+function compile(rules: Readonly<Record<string, FieldRule>>): readonly NamedRule[] {
+  return Object.entries(rules).map(([name, rule]) => ({ name, ...rule }));
+}
+
+/** {@link RULES} as arrays, built once: a frame's check walks no table and allocates nothing when it passes. */
+const COMPILED_RULES: ReadonlyMap<string, readonly NamedRule[]> = new Map(
+  Object.entries(RULES).map(([type, rules]) => [type, compile(rules)]),
+);
+const COMPILED_AGENT_MESSAGE_RULES = compile(AGENT_MESSAGE_RULES);
+
+/** The frame's failed fields (removed from it), or undefined when every checked field is fine. */
+function frameErrors(frame: Frame): FieldError[] | undefined {
+  const errors = checkFields(frame, COMPILED_RULES.get(frame.type), '', undefined);
+  const message = frame['message'];
+  if (frame.type !== 'agent_message' || !isObject(message)) return errors;
+  return checkFields(message, COMPILED_AGENT_MESSAGE_RULES, 'message.', errors);
+}
+
 /** Checks `target`'s fields against `rules`, deleting each field that fails so readers never see a wrong type. */
-function checkFields(target: Record<string, unknown>, rules: Readonly<Record<string, FieldRule>> | undefined, path: string): FieldError[] {
-  const errors: FieldError[] = [];
+function checkFields(
+  target: Record<string, unknown>,
+  rules: readonly NamedRule[] | undefined,
+  path: string,
+  errors: FieldError[] | undefined,
+): FieldError[] | undefined {
   if (rules === undefined) return errors;
-  for (const [name, rule] of Object.entries(rules)) {
-    const present = Object.hasOwn(target, name);
-    const value = present ? target[name] : undefined;
-    const problem = present ? mismatch(value, rule) : rule.required === true ? 'is missing' : undefined;
+  for (const rule of rules) {
+    const present = Object.hasOwn(target, rule.name);
+    const problem = present ? mismatch(target[rule.name], rule) : rule.required === true ? 'is missing' : undefined;
     if (problem === undefined) continue;
-    errors.push({ message: `${path}${name} ${problem}`, required: rule.required === true });
-    if (present) delete target[name];
+    (errors ??= []).push({ message: `${path}${rule.name} ${problem}`, required: rule.required === true });
+    if (present) delete target[rule.name];
   }
   return errors;
 }
 
 function mismatch(value: unknown, rule: FieldRule): string | undefined {
   if (value === null) return rule.nullable === true || rule.kind === 'any' ? undefined : 'is null';
-  const ok = (() => {
-    switch (rule.kind) {
-      case 'any':
-        return true;
-      case 'string':
-        return typeof value === 'string' && (rule.oneOf === undefined || rule.oneOf.includes(value));
-      case 'number':
-        return typeof value === 'number' && Number.isFinite(value);
-      case 'integer':
-        return Number.isSafeInteger(value);
-      case 'boolean':
-        return typeof value === 'boolean';
-      case 'array':
-        return Array.isArray(value);
-      case 'object':
-        return isObject(value);
-    }
-  })();
-  if (ok) return undefined;
+  if (fits(value, rule)) return undefined;
   return rule.oneOf === undefined ? `is not ${article(rule.kind)}` : `is not one of ${rule.oneOf.join(', ')}`;
+}
+
+function fits(value: unknown, rule: FieldRule): boolean {
+  switch (rule.kind) {
+    case 'any':
+      return true;
+    case 'string':
+      return typeof value === 'string' && (rule.oneOf === undefined || rule.oneOf.includes(value));
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+  }
 }
 
 function article(kind: Kind): string {

@@ -3,13 +3,14 @@ import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO
 import type { Answer } from '../../run/outcome.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { RejectedEvent, RunEvent } from '../../run/types/index.js';
+import { LineSplitter } from '../../text/line-splitter.js';
+import type { LineReceiver } from '../../text/line-splitter.js';
 import type { JsonObject } from '../../wire/index.js';
 import { BridgeSession } from './bridge-session.js';
 import type { EventDraft } from './event-drafts.js';
 import type { LineRejection } from './frames.js';
 import { ReplSession } from './repl-session.js';
 import type { FuseraftIo, SessionAnswer, SessionFacts } from './session-io.js';
-import { StdoutLines } from './stdout-lines.js';
 
 /** Which fuseraft transport a driver speaks. */
 type Mode = 'repl' | 'bridge';
@@ -40,7 +41,12 @@ class FuseraftDriver implements Driver {
   readonly #context: DriverContext;
   readonly #mode: Mode;
   readonly #session: ReplSession | BridgeSession;
-  readonly #lines: StdoutLines;
+  readonly #lines: LineSplitter;
+  /** Where the splitter hands each stdout line (one object for the run, not one per line). */
+  readonly #receiver: LineReceiver = {
+    line: (text) => this.#session.onLine(text),
+    tooLong: (_lineNumber, limit, head) => this.#session.onOverlongLine(head, limit),
+  };
   readonly #timers = new Set<NodeJS.Timeout>();
   #io: ProcessIO | undefined;
   #stdoutClosed: Promise<void> | undefined;
@@ -54,7 +60,7 @@ class FuseraftDriver implements Driver {
     this.#mode = mode;
     this.closeWhenIdle = mode === 'repl';
     const options = context.options;
-    this.#lines = new StdoutLines(options.maxFrameBytes);
+    this.#lines = new LineSplitter(options.maxFrameBytes);
     const io: FuseraftIo = {
       write: (line) => this.#write(line),
       endInput: () => this.#io?.stdin?.end(),
@@ -94,7 +100,7 @@ class FuseraftDriver implements Driver {
     this.#stdoutClosed = new Promise((resolve) => stdout.once('close', () => resolve()));
     stdout.on('data', (chunk: Buffer) => {
       if (this.#finished) return;
-      for (const piece of this.#lines.push(chunk)) this.#take(piece);
+      this.#lines.write(chunk, this.#receiver);
       if (this.#context.shouldPause()) stdout.pause();
     });
   }
@@ -121,7 +127,8 @@ class FuseraftDriver implements Driver {
       stdout.resume();
       await Promise.race([this.#stdoutClosed, new Promise<void>((resolve) => this.#timer(resolve, STDOUT_DRAIN_MS))]);
     }
-    for (const piece of this.#lines.end()) this.#take(piece);
+    const unterminated = this.#lines.finish();
+    if (unterminated !== undefined) this.#session.onLine(unterminated);
     this.#finished = true;
     stdout?.destroy();
     const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
@@ -145,11 +152,6 @@ class FuseraftDriver implements Driver {
   }
 
   /* ---------------------------------------------------------------------------------------------- */
-
-  #take(piece: ReturnType<StdoutLines['push']>[number]): void {
-    if (piece.kind === 'line') this.#session.onLine(piece.text);
-    else this.#session.onOverlongLine(piece.prefix, piece.limit);
-  }
 
   #facts(): SessionFacts {
     const sink = () => this.#context.sink;

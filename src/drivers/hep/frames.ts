@@ -1,7 +1,7 @@
 // HEP v1 frames (seed 001): one stdout line parsed into a frame, the header check, and each known frame's required fields.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import type { RunEventExtra } from '../../run/types/index.js';
-import { collectExtra } from '../extra-fields.js';
+import type { RunEventDraft, RunEventExtra } from '../../run/types/index.js';
+import { putExtra } from '../extra-fields.js';
 
 /** A parsed frame: a JSON object whose `type` is a string. Untrusted: check it with {@link frameErrors}. */
 export type HepFrame = JsonObject & { type: string };
@@ -72,21 +72,47 @@ const REQUIRED: Record<string, Record<string, FieldKind>> = {
   compaction_end: { turn_id: 'turn' },
 };
 
+/** One required field's check, compiled once from {@link REQUIRED}. */
+interface FieldCheck {
+  field: string;
+  fits: (value: JsonValue | undefined) => boolean;
+  error: string;
+}
+
+const FITS: Record<FieldKind, (value: JsonValue | undefined) => boolean> = {
+  turn: (value) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0,
+  string: (value) => typeof value === 'string',
+  boolean: (value) => typeof value === 'boolean',
+  number: (value) => typeof value === 'number',
+  array: (value) => Array.isArray(value),
+  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+};
+
+/** The checks of each known frame type, compiled once: no table is walked per line. */
+const CHECKS: ReadonlyMap<string, readonly FieldCheck[]> = new Map(
+  Object.entries(REQUIRED).map(([type, fields]) => [
+    type,
+    Object.entries(fields).map(([field, kind]) => ({ field, fits: FITS[kind], error: `${type}.${field} must be ${describe(kind)}` })),
+  ]),
+);
+
+const NO_ERRORS: readonly string[] = Object.freeze([]);
+
 /** The frame types this driver maps to run events; any other type is passed through raw. */
 export function isKnownFrame(type: string): boolean {
-  return Object.hasOwn(REQUIRED, type);
+  return CHECKS.has(type);
 }
 
 /** Schema errors of a known frame, one per bad field (empty when it is fine). */
-export function frameErrors(frame: HepFrame): string[] {
-  const errors: string[] = [];
-  for (const [field, kind] of Object.entries(REQUIRED[frame.type] ?? {})) {
-    if (!fits(frame[field], kind)) errors.push(`${frame.type}.${field} must be ${describe(kind)}`);
+export function frameErrors(frame: HepFrame): readonly string[] {
+  let errors: string[] | undefined;
+  for (const check of CHECKS.get(frame.type) ?? []) {
+    if (!check.fits(frame[check.field])) (errors ??= []).push(check.error);
   }
-  if (frame.type === 'turn_done' && frame['usage'] !== undefined && !fits(frame['usage'], 'object')) {
-    errors.push('turn_done.usage must be an object');
+  if (frame.type === 'turn_done' && frame['usage'] !== undefined && !FITS.object(frame['usage'])) {
+    (errors ??= []).push('turn_done.usage must be an object');
   }
-  return errors;
+  return errors ?? NO_ERRORS;
 }
 
 /** True when Fa cut this text to its bounds (`…(+N chars)`). */
@@ -95,30 +121,26 @@ export function isBounded(text: unknown): boolean {
 }
 
 /**
- * The fields of `frame` not in `known` (nor its `type`), camelCased, as the event's `extra` (unknown
- * fields are delivered, not dropped), to spread into the event: `{}` when there are none.
+ * Puts the fields of `frame` not in `known` (nor its `type`) under `event.extra`, camelCased (unknown
+ * fields are delivered, not dropped, and never clobber a field of the event), and returns `event`.
+ * A snake_case key whose camelCase name the frame also has as such keeps its own spelling.
  */
-export function extraOf(frame: HepFrame, known: readonly string[]): { extra?: RunEventExtra } {
-  const extra = collectExtra(frame, (key) => key === 'type' || known.includes(key), camelOfSnake);
-  return extra === undefined ? {} : { extra };
+export function addExtras<Event extends RunEventDraft>(event: Event, frame: HepFrame, known: readonly string[]): Event {
+  let extra: RunEventExtra | undefined;
+  // for...in over a JSON.parse result sees exactly its own keys, without the array Object.keys makes.
+  for (const key in frame) {
+    if (key === 'type' || known.includes(key)) continue;
+    let name = key.includes('_') ? camelOfSnake(key) : key;
+    if (name !== key && Object.hasOwn(frame, name)) name = key;
+    putExtra((extra ??= {}), name, frame[key]!);
+  }
+  if (extra !== undefined) event.extra = extra;
+  return event;
 }
 
 /** `tokens_freed` -> `tokensFreed`. */
 function camelOfSnake(key: string): string {
   return key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase());
-}
-
-function fits(value: JsonValue | undefined, kind: FieldKind): boolean {
-  switch (kind) {
-    case 'turn':
-      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-    default:
-      return typeof value === kind;
-  }
 }
 
 function describe(kind: FieldKind): string {

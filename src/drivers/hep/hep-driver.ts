@@ -11,12 +11,12 @@ import type {
   SendOutcome,
 } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { ExitRunEvent, RejectedCode, RunEventDraft } from '../../run/types/index.js';
+import type { ExitRunEvent, RejectedCode, RunEvent, RunEventDraft, RunEventDraftOf } from '../../run/types/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
-import type { SplitLine } from '../../text/line-splitter.js';
+import type { LineReceiver } from '../../text/line-splitter.js';
 import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
-import { extraOf, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
+import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
 import type { HepFrame } from './frames.js';
 
 /** Exit codes of `fa` (seed 001 and its code): 0 ok, 1 provider error, 64 usage error, 130 cancelled. */
@@ -24,6 +24,13 @@ const EXIT_OK = 0;
 const EXIT_PROVIDER_ERROR = 1;
 const EXIT_USAGE = 64;
 const EXIT_CANCELLED = 130;
+
+/** The frame fields each mapping reads itself (the rest are the event's extras). */
+const NONE: readonly string[] = [];
+const TURN_ID: readonly string[] = ['turn_id'];
+const DELTA_FIELDS: readonly string[] = ['turn_id', 'delta'];
+const TOOL_START_FIELDS: readonly string[] = ['turn_id', 'id', 'name', 'args_summary', 'args'];
+const TURN_ERROR_FIELDS: readonly string[] = ['turn_id', 'error'];
 
 /** Why each control HEP cannot carry is refused (its Ack is `rejected` with this reason). */
 const UNSUPPORTED: Record<Exclude<Control['type'], 'cancel'>, string> = {
@@ -49,6 +56,11 @@ export class HepDriver implements Driver {
   readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #splitter: LineSplitter;
+  /** Where the splitter hands each stdout line (one object for the run, not one per line). */
+  readonly #lines: LineReceiver = {
+    line: (text) => this.#line(text),
+    tooLong: (_lineNumber, limit) => this.#tooLong(limit),
+  };
   #io: ProcessIO | undefined;
   #stdoutClosed: Promise<void> = Promise.resolve();
   #nextRef = 1;
@@ -94,7 +106,7 @@ export class HepDriver implements Driver {
     if (stdout === undefined) return;
     this.#stdoutClosed = new Promise((resolve) => stdout.once('close', resolve));
     stdout.on('data', (chunk: Buffer) => {
-      for (const line of this.#splitter.push(chunk)) this.#line(line, false);
+      this.#splitter.write(chunk, this.#lines);
       if (this.#context.shouldPause()) stdout.pause();
     });
     // A read error ends the stream like EOF; what was read stands.
@@ -123,7 +135,10 @@ export class HepDriver implements Driver {
     // The pipe may still hold the last frames: read until every writer closed it (the core's reap closes it at the latest).
     this.#io?.stdout?.resume();
     await this.#stdoutClosed;
-    for (const line of this.#splitter.end()) this.#line(line, true);
+    const unterminated = this.#splitter.finish();
+    if (unterminated !== undefined && !this.#stopped) {
+      this.#reject(++this.#seq, 'malformed', `stdout ended inside a frame (${Buffer.byteLength(unterminated)} bytes without a newline)`);
+    }
     this.#reportEnd(exit);
   }
 
@@ -139,23 +154,20 @@ export class HepDriver implements Driver {
   /* Frames                                                                                         */
   /* ---------------------------------------------------------------------------------------------- */
 
-  #line(line: SplitLine, unterminated: boolean): void {
+  #tooLong(limit: number): void {
+    if (this.#stopped) return;
+    this.#skippedFrames++;
+    this.#reject(++this.#seq, 'too-large', `a stdout line reached ${limit} bytes (maxFrameBytes) before its newline; skipped`);
+  }
+
+  #line(text: string): void {
     if (this.#stopped) return;
     const seq = ++this.#seq;
-    if (line.kind === 'too-long') {
-      this.#skippedFrames++;
-      this.#reject(seq, 'too-large', `a stdout line reached ${line.limit} bytes (maxFrameBytes) before its newline; skipped`);
-      return;
-    }
-    if (unterminated) {
-      this.#reject(seq, 'malformed', `stdout ended inside a frame (${Buffer.byteLength(line.text)} bytes without a newline)`);
-      return;
-    }
     if (!this.#headerSeen) {
-      this.#header(line.text, seq);
+      this.#header(text, seq);
       return;
     }
-    const parsed = parseLine(line.text);
+    const parsed = parseLine(text);
     if (!parsed.ok) {
       this.#reject(seq, parsed.code, parsed.reason);
       return;
@@ -172,7 +184,7 @@ export class HepDriver implements Driver {
     }
     const errors = frameErrors(frame);
     if (errors.length > 0) {
-      this.#reject(seq, 'invalid-payload', `a ${frame.type} frame with invalid fields`, frame.type, errors);
+      this.#reject(seq, 'invalid-payload', `a ${frame.type} frame with invalid fields`, frame.type, [...errors]);
       return;
     }
     this.#frame(frame, seq);
@@ -190,7 +202,7 @@ export class HepDriver implements Driver {
     this.#headerSeen = true;
     const frame = (parseLine(text) as { frame: HepFrame }).frame;
     this.#context.sink.ready();
-    this.#publish({ type: 'ready', protocol: 'hep', ...extraOf(frame, []) }, seq);
+    this.#publish(addExtras({ type: 'ready', protocol: 'hep' }, frame, NONE), seq);
   }
 
   #frame(frame: HepFrame, seq: number): void {
@@ -204,30 +216,23 @@ export class HepDriver implements Driver {
           this.#publish({ type: 'control-ack', status: 'accepted', ref: this.#taskRef }, seq);
           this.#taskRef = undefined;
         }
-        this.#openRound(turn, seq, frame, ['turn_id']);
+        this.#openRound(turn, seq, frame, TURN_ID);
         return;
       case 'message_start':
         this.#openRound(turn, seq);
-        this.#publish({ type: 'llm-start', ...extraOf(frame, ['turn_id']) }, seq);
+        this.#publish(addExtras({ type: 'llm-start' }, frame, TURN_ID), seq);
         return;
       case 'message_delta':
         this.#openRound(turn, seq);
-        this.#publish({ type: 'assistant-text-delta', delta: frame['delta'] as string, ...extraOf(frame, ['turn_id', 'delta']) }, seq);
+        this.#publish(addExtras({ type: 'assistant-text-delta', delta: frame['delta'] as string }, frame, DELTA_FIELDS), seq);
         return;
       case 'tool_start': {
         this.#openRound(turn, seq);
         const args = frame['args_summary'] ?? frame['args'];
-        this.#publish(
-          {
-            type: 'tool-call',
-            name: frame['name'] as string,
-            id: frame['id'] as string,
-            ...(args === undefined ? {} : { arguments: args }),
-            ...(isBounded(args) ? { transportTruncated: true } : {}),
-            ...extraOf(frame, ['turn_id', 'id', 'name', 'args_summary', 'args']),
-          },
-          seq,
-        );
+        const call: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['name'] as string, id: frame['id'] as string };
+        if (args !== undefined) call.arguments = args;
+        if (isBounded(args)) call.transportTruncated = true;
+        this.#publish(addExtras(call, frame, TOOL_START_FIELDS), seq);
         return;
       }
       case 'turn_done':
@@ -236,7 +241,7 @@ export class HepDriver implements Driver {
       case 'turn_error':
         this.#terminal = 'error';
         this.#turnError = frame['error'] as string;
-        this.#publish({ type: 'error', error: this.#turnError, source: 'provider', ...extraOf(frame, ['turn_id', 'error']) }, seq);
+        this.#publish(addExtras({ type: 'error', error: this.#turnError, source: 'provider' }, frame, TURN_ERROR_FIELDS), seq);
         this.#closeRound(turn, 'error', undefined, seq);
         return;
       case 'cancelled':
@@ -245,7 +250,7 @@ export class HepDriver implements Driver {
         return;
       default:
         // tool_delta, tool_liveness, compaction_start/end: progress notices.
-        this.#publish({ type: 'info', summary: summaryOf(frame), hepType: frame.type, ...extraOf(frame, []) }, seq);
+        this.#publish(addExtras({ type: 'info', summary: summaryOf(frame), hepType: frame.type }, frame, NONE), seq);
     }
   }
 
@@ -278,11 +283,12 @@ export class HepDriver implements Driver {
   }
 
   /** The first frame of a round announces it (agent_start for the first, the first frame of each later one). */
-  #openRound(turn: number, seq: number, frame?: HepFrame, known: readonly string[] = []): void {
+  #openRound(turn: number, seq: number, frame?: HepFrame, known: readonly string[] = NONE): void {
     if (turn <= this.#openedTurn) return;
     this.#openedTurn = turn;
     this.#context.sink.turnStarted(turn);
-    this.#publish({ type: 'turn-started', turn, ...(frame === undefined ? {} : extraOf(frame, known)) }, seq);
+    const started: RunEventDraftOf<'turn-started'> = { type: 'turn-started', turn };
+    this.#publish(frame === undefined ? started : addExtras(started, frame, known), seq);
   }
 
   #closeRound(turn: number, stopReason: string, usage: Usage | undefined, seq: number): void {
@@ -370,8 +376,13 @@ export class HepDriver implements Driver {
     });
   }
 
+  /** Adds the envelope to `event` itself (each is a fresh object, published once: no copy per event). */
   #publish(event: RunEventDraft, seq: number): void {
-    this.#context.sink.event({ ...event, v: 1, seq, run: this.#context.runId });
+    const stamped = event as RunEventDraft & { v: 1; seq: number; run: string };
+    stamped.v = 1;
+    stamped.seq = seq;
+    stamped.run = this.#context.runId;
+    this.#context.sink.event(stamped as RunEvent);
   }
 
   #reject(
