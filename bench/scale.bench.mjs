@@ -15,6 +15,8 @@ const KB = 1024;
 const BATCH = 25;
 const BUSY_RATE = 100;
 const READY_TIMEOUT_MS = 60_000;
+/** One case in its fresh process, start-up and teardown included. */
+const CASE_TIMEOUT_MS = 480_000;
 /** The latency budget of the coalescing cases (RunOptions.latencyBudgetMs). */
 const BUDGET_MS = 30;
 /** The baseline that wakes on every write like subvisor's default (see startWatchFloor). */
@@ -220,10 +222,12 @@ export async function scaleCase({ parent, count, kind, windowMs, latencyBudgetMs
 /** Each parent's figures for `count` children of `kind` (subvisor at default settings and, if given, with a latency budget; busy ones also read by the fs.watch floor). */
 async function measure(count, kind, windowMs, budgetMs) {
   const arg = { count, kind, windowMs };
-  const subvisor = await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'subvisor' });
-  const fen = await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'fen-style' });
-  const budget = budgetMs === undefined ? undefined : await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'subvisor', latencyBudgetMs: budgetMs });
-  const floor = kind === 'busy' ? await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'watch-floor' }) : undefined;
+  // Starting and tearing down 1000 runs takes minutes on a loaded 2-core machine.
+  const inFresh = (parent, extra = {}) => inFreshProcess(import.meta.url, 'scaleCase', { ...arg, ...extra, parent }, { timeoutMs: CASE_TIMEOUT_MS });
+  const subvisor = await inFresh('subvisor');
+  const fen = await inFresh('fen-style');
+  const budget = budgetMs === undefined ? undefined : await inFresh('subvisor', { latencyBudgetMs: budgetMs });
+  const floor = kind === 'busy' ? await inFresh('watch-floor') : undefined;
   if (kind === 'busy') {
     const expected = count * BUSY_RATE;
     for (const [name, result] of [['subvisor', subvisor], ['fen-style', fen], ['subvisor (budget)', budget], ['watch-floor', floor]]) {

@@ -190,7 +190,7 @@ export async function run(options = {}) {
   const bench = 'throughput';
   const rows = [];
   const cases = [
-    { label: '~200 B', bytes: SMALL, count: sized(options, { full: 100_000, quick: 10_000, smoke: 2_000 }), share: 0.5 },
+    { label: '~200 B', bytes: SMALL, count: sized(options, { full: 100_000, quick: 10_000, smoke: 2_000 }), share: 0.6 },
     { label: '~12 KB', bytes: LARGE, count: sized(options, { full: 8_000, quick: 1_000, smoke: 50 }), share: 0.8 },
   ];
   const attempts = sized(options, { full: 3, quick: 2, smoke: 1 });
