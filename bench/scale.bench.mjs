@@ -16,7 +16,7 @@ const BATCH = 25;
 const BUSY_RATE = 100;
 const READY_TIMEOUT_MS = 60_000;
 /** One case in its fresh process, start-up and teardown included. */
-const CASE_TIMEOUT_MS = 480_000;
+const CASE_TIMEOUT_MS = 900_000;
 /** The latency budget of the coalescing cases (RunOptions.latencyBudgetMs). */
 const BUDGET_MS = 30;
 /** The baseline that wakes on every write like subvisor's default (see startWatchFloor). */
