@@ -1,31 +1,40 @@
 // Benchmark 3, scale: parent CPU (% of one core) and parent RSS per child with many concurrent children,
 // for subvisor and for a Fen-style parent (bare execa spawns, each event file polled every 30 ms).
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import { spawnRun } from 'subvisor';
-import { childOptions, FLOOD_TASK, floodScenario, IDLE_SCENARIO, spawnBare } from './lib/children.mjs';
+import { childOptions, FLOOD_TASK, floodScenario, SLEEPING_CHILD, spawnBare } from './lib/children.mjs';
 import { collectGarbage, inFreshProcess, nsToMs, row, sized, sleep } from './lib/harness.mjs';
 import { isAlive } from './lib/hygiene.mjs';
-import { pollingReader } from './lib/readers.mjs';
+import { pollingReader, watchReader } from './lib/readers.mjs';
 
 const KB = 1024;
 /** Children started at once: enough to be quick, few enough that 2 cores start them well within readyTimeoutMs. */
 const BATCH = 25;
 const BUSY_RATE = 100;
 const READY_TIMEOUT_MS = 60_000;
+/** One case in its fresh process, start-up and teardown included. */
+const CASE_TIMEOUT_MS = 900_000;
+/** The latency budget of the coalescing cases (RunOptions.latencyBudgetMs). */
+const BUDGET_MS = 30;
+/** The baseline that wakes on every write like subvisor's default (see startWatchFloor). */
+const FLOOR = 'fs.watch + JSON.parse per write';
 
-/** Scenario and task: an idle child waits in `ready`; a busy one streams for longer than any measurement here lasts (teardown cuts it short). */
-function childFor(busy) {
-  return busy
-    ? { scenario: floodScenario({ count: BUSY_RATE * 600, bytes: 200, rate: BUSY_RATE }), task: FLOOD_TASK }
-    : { scenario: IDLE_SCENARIO, task: undefined };
+/**
+ * What a case's children are: `busy` ones stream 100 events/s (for longer than any measurement lasts:
+ * teardown cuts them short); `idle` ones are sleeping shells in `ready` (see SLEEPING_CHILD).
+ */
+function childFor(kind) {
+  return kind === 'busy'
+    ? { launch: childOptions(floodScenario({ count: BUSY_RATE * 600, bytes: 200, rate: BUSY_RATE })), task: FLOOD_TASK }
+    : { launch: SLEEPING_CHILD, task: undefined };
 }
 
 /** A supervised child: consumed with `for await` like an orchestrator would, resolved once `ready`. */
-async function startSupervised({ scenario, task }, counter) {
-  const run = spawnRun({ ...childOptions(scenario), task, keepAlive: true, killGraceMs: 200, readyTimeoutMs: READY_TIMEOUT_MS });
+async function startSupervised({ launch, task }, counter, runOptions) {
+  const run = spawnRun({ ...launch, ...runOptions, task, keepAlive: true, killGraceMs: 200, readyTimeoutMs: READY_TIMEOUT_MS });
   const ready = new Promise((resolve, reject) => {
     const onState = (state) => {
       if (state === 'ready') {
@@ -58,8 +67,8 @@ async function startSupervised({ scenario, task }, counter) {
 }
 
 /** A bare child tailed Fen-style: one 30 ms polling reader per event file, each line JSON.parsed. */
-async function startFenStyle({ scenario, task }, counter) {
-  const child = spawnBare(scenario, { task });
+async function startFenStyle({ launch, task }, counter) {
+  const child = spawnBare(undefined, { task, launch });
   let reader;
   try {
     await new Promise((resolve, reject) => {
@@ -82,6 +91,39 @@ async function startFenStyle({ scenario, task }, counter) {
     },
   };
 }
+
+/**
+ * The same bare child read the way subvisor wakes at default settings, with nothing else: an fs.watch
+ * wake-up per notification, a read, a line split and JSON.parse (the floor of reading on every write).
+ */
+async function startWatchFloor({ launch, task }, counter) {
+  const child = spawnBare(undefined, { task, launch });
+  let reader;
+  try {
+    await new Promise((resolve, reject) => {
+      reader = watchReader(child.eventPath, (line) => {
+        const event = JSON.parse(line);
+        if (event.type === 'ready') resolve();
+        else if (event.type === 'assistant-text-delta') counter.events++;
+      });
+      child.exited.then(({ code, signal }) => reject(new Error(`bare child exited before ready (${signal ?? code})`)));
+    });
+  } catch (error) {
+    reader?.close();
+    await child.stop(500);
+    throw error;
+  }
+  return {
+    pid: child.pid,
+    async stop() {
+      reader.close();
+      await child.stop(500);
+    },
+  };
+}
+
+/** How each parent starts one child. */
+const STARTERS = { subvisor: startSupervised, 'fen-style': startFenStyle, 'watch-floor': startWatchFloor };
 
 /** Bytes V8's young generation holds (it grows with the allocation rate, and RSS with it). */
 function youngGenerationBytes() {
@@ -113,47 +155,61 @@ async function windowProfiler() {
   };
 }
 
+/** Descriptors this process holds now (Linux: /proc/self/fd; elsewhere NaN). */
+function openDescriptors() {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
- * One scale case in a fresh process: starts `count` children (in batches), then measures this
- * process's CPU over `windowMs` and its RSS growth per child, then tears everything down.
+ * One scale case in a fresh process: starts `count` children (in batches), then measures this process's
+ * CPU over `windowMs`, and, after a full GC each time, its RSS, live heap and descriptors against before
+ * the first spawn; then tears everything down. `latencyBudgetMs` goes to spawnRun (subvisor only).
  */
-export async function scaleCase({ parent, count, busy, windowMs }) {
-  const start = parent === 'subvisor' ? startSupervised : startFenStyle;
-  const child = childFor(busy);
+export async function scaleCase({ parent, count, kind, windowMs, latencyBudgetMs }) {
+  const start = STARTERS[parent];
+  const child = childFor(kind);
+  const runOptions = latencyBudgetMs === undefined ? {} : { latencyBudgetMs };
   const counter = { events: 0 };
   const children = [];
   collectGarbage();
   const rssBefore = process.memoryUsage.rss();
   const heapBefore = process.memoryUsage().heapUsed;
-  const youngBefore = youngGenerationBytes();
+  const fdsBefore = openDescriptors();
   try {
     for (let started = 0; started < count; started += BATCH) {
       const batch = Math.min(BATCH, count - started);
-      const results = await Promise.allSettled(Array.from({ length: batch }, () => start(child, counter)));
+      const results = await Promise.allSettled(Array.from({ length: batch }, () => start(child, counter, runOptions)));
       for (const result of results) if (result.status === 'fulfilled') children.push(result.value);
       const failure = results.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
     }
     // Let start-up work (module loading, first reads) settle before measuring.
     await sleep(500);
-    collectGarbage();
-    const rssReady = process.memoryUsage.rss();
-    const heapReady = process.memoryUsage().heapUsed;
-    const youngReady = youngGenerationBytes();
+    const fdsReady = openDescriptors();
     const eventsBefore = counter.events;
     const profiler = await windowProfiler();
     const cpuBefore = process.cpuUsage();
     const startedNs = process.hrtime.bigint();
     await sleep(windowMs);
     const cpu = process.cpuUsage(cpuBefore);
-    await profiler?.stop(`${parent}-${count}-${busy ? 'busy' : 'idle'}`);
     const elapsedMs = nsToMs(process.hrtime.bigint() - startedNs);
+    const events = counter.events - eventsBefore;
+    await profiler?.stop(`${parent}-${count}-${kind}${latencyBudgetMs === undefined ? '' : `-budget${latencyBudgetMs}`}`);
+    // Memory in the steady state, after the window: what the runs keep while they work, not start-up garbage.
+    collectGarbage();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     return {
-      cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
-      rssPerChildKB: (rssReady - rssBefore) / count / KB,
-      heapPerChildKB: (heapReady - heapBefore) / count / KB,
-      youngGrowthKB: (youngReady - youngBefore) / KB,
-      eventsPerSecond: ((counter.events - eventsBefore) / elapsedMs) * 1000,
+      cpuPercent: (cpuMs / elapsedMs) * 100,
+      cpuUsPerEvent: events === 0 ? Number.NaN : (cpuMs * 1000) / events,
+      rssPerChildKB: (process.memoryUsage.rss() - rssBefore) / count / KB,
+      heapPerChildKB: (process.memoryUsage().heapUsed - heapBefore) / count / KB,
+      youngKB: youngGenerationBytes() / KB,
+      fdsPerChild: (fdsReady - fdsBefore) / count,
+      eventsPerSecond: (events / elapsedMs) * 1000,
     };
   } finally {
     const pids = children.map((child) => child.pid);
@@ -163,46 +219,64 @@ export async function scaleCase({ parent, count, busy, windowMs }) {
   }
 }
 
+/** Each parent's figures for `count` children of `kind` (subvisor at default settings and, if given, with a latency budget; busy ones also read by the fs.watch floor). */
+async function measure(count, kind, windowMs, budgetMs) {
+  const arg = { count, kind, windowMs };
+  // Starting and tearing down 1000 runs takes minutes on a loaded 2-core machine.
+  const inFresh = (parent, extra = {}) => inFreshProcess(import.meta.url, 'scaleCase', { ...arg, ...extra, parent }, { timeoutMs: CASE_TIMEOUT_MS });
+  const subvisor = await inFresh('subvisor');
+  const fen = await inFresh('fen-style');
+  const budget = budgetMs === undefined ? undefined : await inFresh('subvisor', { latencyBudgetMs: budgetMs });
+  const floor = kind === 'busy' ? await inFresh('watch-floor') : undefined;
+  if (kind === 'busy') {
+    const expected = count * BUSY_RATE;
+    for (const [name, result] of [['subvisor', subvisor], ['fen-style', fen], ['subvisor (budget)', budget], ['watch-floor', floor]]) {
+      if (result !== undefined && result.eventsPerSecond < expected * 0.5) {
+        throw new Error(`${name}: busy children delivered ${result.eventsPerSecond.toFixed(0)} of ${expected} events/s`);
+      }
+    }
+  }
+  return { subvisor, fen, budget, floor };
+}
+
 export async function run(options = {}) {
   const windowMs = sized(options, { full: 5000, quick: 2000, smoke: 300 });
-  const cases = sized(options, {
-    full: [
-      { count: 1, busy: false },
-      { count: 50, busy: false },
-      { count: 200, busy: false },
-      { count: 50, busy: true },
-    ],
-    quick: [
-      { count: 1, busy: false },
-      { count: 20, busy: false },
-      { count: 10, busy: true },
-    ],
-    smoke: [{ count: 2, busy: true }],
-  });
+  const busyCounts = sized(options, { full: [10, 50], quick: [10, 30], smoke: [2, 4] });
+  const idleCount = sized(options, { full: 1000, quick: 300, smoke: 3 });
   const bench = 'scale';
   const baseline = 'execa + 30 ms poll';
   const rows = [];
-  for (const { count, busy } of cases) {
-    const arg = { count, busy, windowMs };
-    const subvisor = await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'subvisor' });
-    const fen = await inFreshProcess(import.meta.url, 'scaleCase', { ...arg, parent: 'fen-style' });
-    const label = busy ? `${count} busy (${BUSY_RATE} ev/s each)` : `${count} idle`;
-    const idleTarget = !busy && count >= 200;
-    const memoryTarget = count >= 50;
-    if (busy) {
-      const expected = count * BUSY_RATE;
-      if (subvisor.eventsPerSecond < expected * 0.5) {
-        throw new Error(`busy children delivered ${subvisor.eventsPerSecond.toFixed(0)} of ${expected} events/s`);
-      }
-    }
+  const busy = [];
+  for (const count of busyCounts) {
+    const result = await measure(count, 'busy', windowMs, BUDGET_MS);
+    busy.push({ count, ...result });
+    const label = `${count} busy (${BUSY_RATE} ev/s each)`;
+    const { subvisor, fen, budget, floor } = result;
     rows.push(
-      row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: idleTarget ? '< 1% core' : null, met: idleTarget ? subvisor.cpuPercent < 1 : null }),
-      row({ bench, metric: `parent RSS per run, ${label}`, value: subvisor.rssPerChildKB, unit: 'KB', baseline, baselineValue: fen.rssPerChildKB, target: memoryTarget ? '< 256 KB' : null, met: memoryTarget ? subvisor.rssPerChildKB < 256 : null }),
+      row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 1.5', met: subvisor.cpuPercent / fen.cpuPercent <= 1.5 }),
+      // What reading on every write costs by itself: the bound of the default setting.
+      row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline: FLOOR, baselineValue: floor.cpuPercent }),
+      row({ bench, metric: `parent CPU, ${label}, the floor itself`, value: floor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
+      row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 0.7', met: budget.cpuPercent / fen.cpuPercent <= 0.7 }),
+      row({ bench, metric: `parent CPU per event, ${label}`, value: subvisor.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
+      row({ bench, metric: `parent CPU per event, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
+      row({ bench, metric: `parent RSS per run after GC, ${label}`, value: subvisor.rssPerChildKB, unit: 'KB', baseline, baselineValue: fen.rssPerChildKB, target: '<= 128 KB', met: subvisor.rssPerChildKB <= 128 }),
+      // RSS also counts allocator slack and V8's young generation (sized by the allocation rate); the live heap is what each run keeps.
+      row({ bench, metric: `parent heap per run after GC, ${label}`, value: subvisor.heapPerChildKB, unit: 'KB', baseline, baselineValue: fen.heapPerChildKB }),
+      row({ bench, metric: `V8 young generation after the window, ${label}`, value: subvisor.youngKB, unit: 'KB', baseline, baselineValue: fen.youngKB }),
     );
-    // RSS also counts allocator slack and heap headroom; the live heap after a full GC is what each run keeps.
-    if (memoryTarget) {
-      rows.push(row({ bench, metric: `parent heap per run after GC, ${label}`, value: subvisor.heapPerChildKB, unit: 'KB', baseline, baselineValue: fen.heapPerChildKB }));
-    }
   }
+  // What one more busy run costs: the slope between the two counts (the process's fixed part cancels out).
+  const [few, many] = busy;
+  const slope = (side) => ((many[side].rssPerChildKB * many.count - few[side].rssPerChildKB * few.count) / (many.count - few.count));
+  rows.push(row({ bench, metric: `parent RSS per added busy run (${few.count} -> ${many.count} busy)`, value: slope('subvisor'), unit: 'KB', baseline, baselineValue: slope('fen') }));
+  const idle = await measure(idleCount, 'idle', windowMs);
+  const label = `${idleCount} idle`;
+  rows.push(
+    row({ bench, metric: `parent CPU, ${label}`, value: idle.subvisor.cpuPercent, unit: '% core', baseline, baselineValue: idle.fen.cpuPercent, target: '< 1% core', met: idle.subvisor.cpuPercent < 1 }),
+    row({ bench, metric: `parent RSS per run after GC, ${label}`, value: idle.subvisor.rssPerChildKB, unit: 'KB', baseline, baselineValue: idle.fen.rssPerChildKB, target: '<= 100 KB', met: idle.subvisor.rssPerChildKB <= 100 }),
+    row({ bench, metric: `parent heap per run after GC, ${label}`, value: idle.subvisor.heapPerChildKB, unit: 'KB', baseline, baselineValue: idle.fen.heapPerChildKB }),
+    row({ bench, metric: `parent file descriptors per run, ${label}`, value: idle.subvisor.fdsPerChild, unit: 'fds', baseline, baselineValue: idle.fen.fdsPerChild }),
+  );
   return rows;
 }

@@ -11,6 +11,17 @@ import { sleep } from './harness.mjs';
 /** An echo child that says `ready` and waits there for controls. */
 export const IDLE_SCENARIO = { name: 'bench-idle' };
 
+/**
+ * A child that costs next to nothing itself (a shell that appends `ready` and becomes `sleep`): for the
+ * 1000-idle case, where 1000 Node children would not fit the machine. It reads no controls; a run ends
+ * it with the kill ladder's SIGTERM, a bare spawn with SIGKILL.
+ */
+export const SLEEPING_CHILD = {
+  command: 'sh',
+  args: ['-c', 'printf \'{"v":1,"seq":1,"type":"ready","run":"%s"}\\n\' "$FEN_WIRE_RUN_ID" >> "$FEN_WIRE_EVENT_PATH" && exec sleep 600'],
+  env: {},
+};
+
 /** The task given to flood children: the flood runs inside the turn this prompt starts. */
 export const FLOOD_TASK = 'flood';
 
@@ -44,9 +55,10 @@ const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
  * Starts the fake child with `scenario` the way a minimal parent would: execa, a private directory with
  * the two channel files, the `task` (if any) as the first prompt, no supervision. `stop()` cancels it,
  * SIGKILLs it if it is still there after `graceMs`, waits for its exit and removes the files.
- * `forceKillAfterDelay` is execa's own SIGTERM -> SIGKILL delay for `child.kill()`.
+ * `forceKillAfterDelay` is execa's own SIGTERM -> SIGKILL delay for `child.kill()`; `launch` (command,
+ * args, env) starts another child than the fake one (`scenario` is then unused).
  */
-export function spawnBare(scenario, { runId = 'bench', task, forceKillAfterDelay = 5000 } = {}) {
+export function spawnBare(scenario, { runId = 'bench', task, forceKillAfterDelay = 5000, launch } = {}) {
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-bare-'));
   const controlPath = join(dir, 'control.jsonl');
   const eventPath = join(dir, 'events.jsonl');
@@ -60,7 +72,7 @@ export function spawnBare(scenario, { runId = 'bench', task, forceKillAfterDelay
   };
   // Like Fen's parent (and spawnRun), the task is the first prompt, appended before the spawn.
   if (task !== undefined) send('prompt', { text: task });
-  const { command, args = [], env = {} } = childOptions(scenario);
+  const { command, args = [], env = {} } = launch ?? childOptions(scenario);
   const child = execa(command, args, {
     env: {
       ...env,

@@ -41,7 +41,7 @@ export interface LineTailOptions {
    * How long a line may wait to be read once notifications come faster than this (default 0: every
    * notification reads at once). The first notification after a quiet spell still reads at once; while
    * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
-   * until a tick finds nothing new.
+   * until three ticks in a row find nothing new.
    */
   latencyBudgetMs?: number;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
@@ -73,6 +73,8 @@ const MAX_POLL_BACKOFF = 8;
  * often: under load one write is often notified twice, and the safety poll checks anyway.
  */
 const NOTIFIED_PATH_CHECK_MS = 100;
+/** A hot tail watches again after this many ticks in a row found nothing new. */
+const HOT_QUIET_TICKS = 3;
 /** Period of the one timer that runs every tail's safety poll. */
 const POLL_TICK_MS = 100;
 
@@ -145,6 +147,8 @@ export class LineTail {
   /** Reading on the budget's shared tick (not watching) while notifications come faster than the budget. */
   #hot = false;
   #lastWakeAt = Number.NEGATIVE_INFINITY;
+  /** Ticks in a row that found nothing new while hot. */
+  #quietTicks = 0;
   #pathCheckedAt = Number.NEGATIVE_INFINITY;
   readonly #hotMember = { tick: (now: number) => this.#hotTick(now) };
   #draining = false;
@@ -214,7 +218,8 @@ export class LineTail {
     const before = this.#offset;
     if (this.#shouldPause()) {
       if (!this.#sameWitness()) return;
-    } else {
+    } else if (!this.#hot) {
+      // While hot the budget's tick reads; the poll only checks the path.
       this.#run(false, 'done');
     }
     if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
@@ -361,13 +366,22 @@ export class LineTail {
     budgetTicker(budget).add(this.#hotMember);
   }
 
-  /** The budget's tick while hot: read on while lines keep coming; once a tick finds none, watch again. */
+  /**
+   * The budget's tick while hot: read on while lines keep coming; once ticks found none for
+   * HOT_QUIET_TICKS in a row, watch again (a writer with gaps about the budget's length would otherwise
+   * make and drop a watcher, and pay a notification, on every gap).
+   */
   #hotTick(now: number): boolean {
     if (!this.#hot) return false;
     const before = this.#offset;
-    this.drain();
+    this.#run(false, 'throttled');
     if (this.#stopped || this.#ending) return (this.#hot = false);
-    if (this.#offset !== before) return true;
+    if (this.#offset !== before) {
+      this.#quietTicks = 0;
+      return true;
+    }
+    if (++this.#quietTicks < HOT_QUIET_TICKS) return true;
+    this.#quietTicks = 0;
     this.#hot = false;
     this.#lastWakeAt = now;
     this.#watch();

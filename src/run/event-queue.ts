@@ -23,7 +23,9 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   #head = 0;
   #ended = false;
   #closed = false;
-  /** A consumer waiting in `next()` (one event) or `nextBatch()` (everything available). */
+  /** A consumer waiting in `next()`: its promise's resolve (the common case: no closure per event). */
+  #resolveNext: ((result: IteratorResult<RunEvent, undefined>) => void) | undefined;
+  /** A consumer waiting in `nextSizedBatch()` (everything available). */
   #waiter: ((event: RunEvent | undefined, bytes: number) => void) | undefined;
   readonly #onTaken: (queue: EventQueue) => void;
   readonly #onClosed: (queue: EventQueue) => void;
@@ -60,6 +62,12 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
 
   push(event: RunEvent, bytes = 0): void {
     if (this.#closed || this.#ended) return;
+    const resolveNext = this.#resolveNext;
+    if (resolveNext !== undefined) {
+      this.#resolveNext = undefined;
+      resolveNext({ value: event, done: false });
+      return;
+    }
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
@@ -105,7 +113,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       return Promise.resolve({ value: undefined, done: true });
     }
     return new Promise((resolve) => {
-      this.#waiter = (event) => resolve(event === undefined ? { value: undefined, done: true } : { value: event, done: false });
+      this.#resolveNext = resolve;
     });
   }
 
@@ -157,6 +165,9 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     const waiter = this.#waiter;
     this.#waiter = undefined;
     waiter?.(undefined, 0);
+    const resolveNext = this.#resolveNext;
+    this.#resolveNext = undefined;
+    resolveNext?.({ value: undefined, done: true });
     this.#onClosed(this);
   }
 }

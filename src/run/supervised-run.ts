@@ -571,7 +571,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   }
 
   #publish(event: RunEvent, bytes = 0): void {
-    this.emit('event', event);
+    // Most runs are consumed with `for await`: no listener, and no emit (with its argument array) per event.
+    if (this.listenerCount('event') > 0) this.emit('event', event);
     this.#fanout.publish(event, bytes);
   }
 
