@@ -31,7 +31,7 @@ describe('supervise worker / supervise --redis: usage errors (no Redis needed)',
       expect(result.stderr).toMatch(message);
     }
     // The same through the bin, once for each command: supervise --redis and supervise worker.
-    for (const [args, message] of [cases[0], cases[4]] as const) {
+    for (const [args, message] of [cases[0]!, cases[4]!]) {
       const result = await runCli(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(message);
