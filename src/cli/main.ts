@@ -17,9 +17,7 @@ import { Progress, progressModeFor } from './progress.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
 import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
-import { superviseRemote } from './remote.js';
 import { readTask, readToken } from './task-source.js';
-import { runWorkerCommand } from './worker-command.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { UsageError } from './usage-error.js';
 
@@ -132,8 +130,17 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
 /** Parses argv and runs; resolves with the exit code after everything was written. Never rejects. */
 export async function main(argv: readonly string[], streams: CliStreams): Promise<ExitCode> {
   try {
-    if (argv[0] === 'worker') return await runWorkerCommand(parseWorkerCommandLine(argv.slice(1)), streams);
-    if (isRemoteCommandLine(argv)) return await superviseRemote(parseRemoteCommandLine(argv), streams);
+    // The queue commands load BullMQ and ioredis (about half a second of CPU): only they pay for it, after parsing.
+    if (argv[0] === 'worker') {
+      const options = parseWorkerCommandLine(argv.slice(1));
+      const { runWorkerCommand } = await import('./worker-command.js');
+      return await runWorkerCommand(options, streams);
+    }
+    if (isRemoteCommandLine(argv)) {
+      const options = parseRemoteCommandLine(argv);
+      const { superviseRemote } = await import('./remote.js');
+      return await superviseRemote(options, streams);
+    }
     const parsed = parseCommandLine(argv);
     if (parsed.kind === 'usage') {
       streams.stderr.write(usageText());
