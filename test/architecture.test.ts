@@ -29,6 +29,11 @@ function imports(): Import[] {
       const target = resolve(dirname(file), match[2]!.replace(/\.js$/, '.ts'));
       found.push({ from: relative(SRC, file), to: relative(SRC, target), typeOnly: match[1] !== undefined });
     }
+    // A module loaded lazily (`await import('./x.js')`) is a run-time dependency too.
+    for (const match of text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g)) {
+      const target = resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts'));
+      found.push({ from: relative(SRC, file), to: relative(SRC, target), typeOnly: false });
+    }
   }
   return found;
 }

@@ -39,8 +39,8 @@ function expectRefused(outcome: Outcome, code: string, removed = false): void {
 describe('final-text-path: only the child\'s private temp file is read (and then removed)', () => {
   it('a fresh 0600 file of the child is read whole and removed', async () => {
     const dir = scratch();
-    const outcome = await answerWith({ kind: 'own', dir, text: 'the whole answer, ünïcødé' });
-    expect(outcome.finalText).toBe('the whole answer, ünïcødé');
+    const outcome = await answerWith({ kind: 'own', dir, text: 'the cut text, then the whole answer, ünïcødé' });
+    expect(outcome.finalText).toBe('the cut text, then the whole answer, ünïcødé');
     expect(outcome.truncated).toBe(false);
     expect(outcome.finalTextFileRefusal).toBeUndefined();
     expect(existsSync(join(dir, 'answer.txt'))).toBe(false);
@@ -84,6 +84,52 @@ describe('final-text-path: only the child\'s private temp file is read (and then
     const outcome = await answerWith({ kind: 'existing', target: precious });
     expectRefused(outcome, 'older-than-run');
     expect(readFileSync(precious, 'utf8')).toBe('PARENT NOTES');
+  });
+
+  it("an existing file of the parent's that the child touched to now is refused by its birth time, and kept", async () => {
+    const dir = scratch();
+    const precious = join(dir, 'notes.txt');
+    writeFileSync(precious, 'the cut text of PARENT NOTES', { mode: 0o600 });
+    const past = new Date(Date.now() - 60_000);
+    const { utimesSync } = await import('node:fs');
+    utimesSync(precious, past, past);
+    // Only a filesystem that keeps birth times can tell a touched file from a new one.
+    if (!(statSync(precious).birthtimeMs > 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const outcome = await answerWith({ kind: 'touched-now', target: precious });
+    expectRefused(outcome, 'older-than-run');
+    expect(outcome.finalTextFileRefusal?.reason).toContain('created');
+    expect(readFileSync(precious, 'utf8')).toBe('the cut text of PARENT NOTES');
+  });
+
+  it("the parent's own /proc/self/environ is refused (older than the run, or holding more than its size when its inode is fresh)", async () => {
+    const outcome = await answerWith({ kind: 'existing', target: '/proc/self/environ' });
+    expect(outcome.finalTextFileRefusal?.code).toMatch(/^(older-than-run|size-mismatch)$/);
+    expectRefused(outcome, outcome.finalTextFileRefusal!.code);
+  });
+
+  it("the child's own /proc file (fresh, the parent's uid, one link, size 0) is refused: it holds more than its size", async () => {
+    // The child lives on for a while after its result, so its /proc entry is still there when the parent looks.
+    const steps: HostileStep[] = [{ ready: true }, { ack: 'task' }, { answerFile: { kind: 'proc-own' } }, { sleep: 1500 }, { exit: 'done' }];
+    const hostile = hostileRun(steps);
+    cleanups.push(hostile.cleanup);
+    const outcome = await within(hostile.run.outcome, 30_000, 'outcome');
+    expect(outcome.status).toBe('done');
+    expectRefused(outcome, 'size-mismatch');
+    expect(outcome.finalText).not.toContain('FEN_WIRE');
+  });
+
+  it('a private file that does not begin with the cut inline text is not the answer, and is kept', async () => {
+    const dir = scratch();
+    const outcome = await answerWith({ kind: 'own', dir, text: 'something else entirely' });
+    expectRefused(outcome, 'text-mismatch');
+    expect(existsSync(join(dir, 'answer.txt'))).toBe(true);
+  });
+
+  it('an empty private file is not the answer of a cut result', async () => {
+    const dir = scratch();
+    const outcome = await answerWith({ kind: 'own', dir, text: '' });
+    expectRefused(outcome, 'text-mismatch');
   });
 
   it('a file whose mtime the child set back is refused as older than the run', async () => {

@@ -48,3 +48,19 @@ describe('the event file stays the same file', () => {
     expect(hostile.leftovers()).toEqual([]);
   });
 });
+
+describe('a last line without its newline', () => {
+  it('is one rejected line, never decoded: an exit written so ends failed, no-exit-event, the result kept', async () => {
+    const hostile = hostileRun([{ ready: true }, { ack: 'task' }, { result: 'the answer' }, { exitUnterminated: 'done' }]);
+    cleanups.push(hostile.cleanup);
+    const events: RunEvent[] = [];
+    hostile.run.on('event', (event) => events.push(event));
+    const outcome = await within(hostile.run.outcome, 20_000, 'outcome');
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'no-exit-event', finalText: 'the answer', rejectedLines: 1 });
+    const rejected = events.filter((event) => event.type === 'rejected');
+    expect(rejected).toEqual([expect.objectContaining({ code: 'malformed', fatal: false })]);
+    expect(rejected[0]).toMatchObject({ reason: expect.stringContaining('incomplete line') });
+    expect(events.filter((event) => event.type === 'exit')).toEqual([expect.objectContaining({ synthetic: true, status: 'failed' })]);
+    expect(hostile.leftovers()).toEqual([]);
+  });
+});

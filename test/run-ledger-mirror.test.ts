@@ -50,6 +50,7 @@ describe('ControlLedger', () => {
   it('ackTimeoutMs: the promise resolves unanswered, and a late ack is still taken (the mirror needs its type)', async () => {
     vi.useFakeTimers();
     const { ledger, acks } = ledgerWithLog();
+    ledger.childReady();
     const promise = ledger.awaitAck(3, 'steer', 'caller', 500);
     vi.advanceTimersByTime(499);
     expect(acks).toEqual([]);
@@ -63,9 +64,38 @@ describe('ControlLedger', () => {
     expect(acks).toHaveLength(1); // the late answer settles nothing twice
   });
 
+  it('ackTimeoutMs of a control written before ready (the task prompt) counts from ready', async () => {
+    vi.useFakeTimers();
+    const { ledger, acks } = ledgerWithLog();
+    const task = ledger.awaitAck(1, 'prompt', 'task', 500);
+    vi.advanceTimersByTime(10_000); // a slow start: the child reads no control before ready
+    expect(acks).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+    ledger.childReady();
+    const later = ledger.awaitAck(2, 'steer', 'caller', 500);
+    vi.advanceTimersByTime(499);
+    expect(acks).toEqual([]);
+    vi.advanceTimersByTime(1);
+    await expect(task).resolves.toMatchObject({ status: 'unanswered', seq: 1 });
+    await expect(later).resolves.toMatchObject({ status: 'unanswered', seq: 2 });
+  });
+
+  it('a control answered before ready starts no clock at ready', () => {
+    vi.useFakeTimers();
+    const { ledger } = ledgerWithLog();
+    void ledger.awaitAck(1, 'cancel', 'caller', 500);
+    const after: Array<() => void> = [];
+    ledger.take(1);
+    ledger.answer({ status: 'accepted', seq: 1 }, 'cancel', false, after);
+    settle(after);
+    ledger.childReady();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('an answered control clears its timeout timer', () => {
     vi.useFakeTimers();
     const { ledger } = ledgerWithLog();
+    ledger.childReady();
     void ledger.awaitAck(1, 'prompt', 'caller', 1000);
     const after: Array<() => void> = [];
     ledger.take(1);

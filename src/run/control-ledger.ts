@@ -32,6 +32,11 @@ export class ControlLedger {
   readonly #waiters = new Map<number, Waiter>();
   /** Accepted steers/follow-ups waiting for injection, by seq. */
   readonly #deliveries = new Map<number, (delivery: Delivery) => void>();
+  /**
+   * Ack clocks of controls written before the child said `ready`, by seq: a child reads no control
+   * before then (that wait is `readyTimeoutMs`'s), so their `ackTimeoutMs` starts at `ready`.
+   */
+  #clocksBeforeReady: Map<number, () => void> | undefined = new Map();
   readonly #events: ControlLedgerEvents;
 
   constructor(events: ControlLedgerEvents) {
@@ -62,16 +67,27 @@ export class ControlLedger {
     this.#unacked.set(seq, type);
     return new Promise<Ack>((resolve) => {
       const waiter: Waiter = { type, origin, resolve, timer: undefined };
-      if (timeoutMs !== undefined) {
+      this.#waiters.set(seq, waiter);
+      if (timeoutMs === undefined) return;
+      const startClock = (): void => {
+        if (this.#waiters.get(seq) !== waiter) return; // answered (or given up) before ready
         waiter.timer = setTimeout(() => {
           this.#waiters.delete(seq);
           if (this.#unacked.has(seq)) this.#timedOut.add(seq);
           this.#settle(waiter, { status: 'unanswered', reason: `no answer within ${timeoutMs} ms`, seq });
         }, timeoutMs);
         waiter.timer.unref();
-      }
-      this.#waiters.set(seq, waiter);
+      };
+      if (this.#clocksBeforeReady === undefined) startClock();
+      else this.#clocksBeforeReady.set(seq, startClock);
     });
+  }
+
+  /** The child said `ready`: the ack clocks of the controls written before it start now. */
+  childReady(): void {
+    const waiting = this.#clocksBeforeReady;
+    this.#clocksBeforeReady = undefined;
+    for (const startClock of waiting?.values() ?? []) startClock();
   }
 
   /**

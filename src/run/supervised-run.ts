@@ -455,6 +455,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       ready: () => {
         if (this.#ended) return;
         this.#clearReadyTimer();
+        this.#ledger.childReady();
         this.#mirror.ready();
       },
       ack: (ref, status, reason) => this.#onAck(ref, status, reason),

@@ -13,6 +13,7 @@
 //   { "touch": path }                       create an empty file at path (tells the test a step is done)
 //   { "result": text }                      complete turn 1 and write `result` with that final text
 //   { "exit": "done" }                      write `exit` (status) and leave with code 0
+//   { "exitUnterminated": "done" }          the same, but the exit line has no newline
 //   { "hang": true }                        wait for a cancel (exit cancelled) or close (ack it, exit done) line
 import {
   chmodSync,
@@ -38,6 +39,9 @@ const run = process.env.FEN_WIRE_RUN_ID;
 let fd = openSync(eventPath, 'a');
 let seq = 0;
 let controlsSeen = 1; // the task prompt is control seq 1
+
+/** The inline text of a cut result: the answer file of the spec begins with it. */
+const CUT_TEXT = 'the cut text';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -66,11 +70,18 @@ function ackNewControls() {
 /** Answer files a hostile child may name; returns the path to put in `final-text-path`. */
 function makeAnswerFile(spec) {
   if (spec.kind === 'existing') return spec.target;
+  // The child's own /proc file: owned by the parent's uid, one link, 0400, its inode made when first looked up.
+  if (spec.kind === 'proc-own') return `/proc/${process.pid}/environ`;
+  if (spec.kind === 'touched-now') {
+    // An existing file of the parent's, its times moved to now: only its birth time tells.
+    utimesSync(spec.target, new Date(), new Date());
+    return spec.target;
+  }
   // The test owns `dir` (and removes it): the child never leaves a temp file of its own behind.
   const path = join(spec.dir, spec.name ?? 'answer.txt');
   switch (spec.kind) {
     case 'own':
-      writeFileSync(path, spec.text ?? 'the whole answer', { mode: 0o600 });
+      writeFileSync(path, spec.text ?? `${CUT_TEXT}, and the rest of the whole answer`, { mode: 0o600 });
       return path;
     case 'big':
       writeFileSync(path, 'b'.repeat(spec.bytes), { mode: 0o600 });
@@ -114,7 +125,7 @@ for (const step of plan.steps) {
   } else if (step.answerFile) {
     const path = makeAnswerFile(step.answerFile);
     write('turn-complete', { turn: 1, 'stop-reason': 'stop' });
-    write('result', { 'stop-reason': 'stop', 'final-text': 'the cut text', 'truncated?': true, 'final-text-path': path });
+    write('result', { 'stop-reason': 'stop', 'final-text': CUT_TEXT, 'truncated?': true, 'final-text-path': path });
   } else if (step.replace) {
     closeSync(fd);
     if (step.replace === 'rename') {
@@ -137,7 +148,13 @@ for (const step of plan.steps) {
     write('turn-complete', { turn: 1, 'stop-reason': 'stop' });
     write('result', { 'stop-reason': 'stop', 'final-text': step.result });
   }
-  else if (step.exit) {
+  else if (step.exitUnterminated) {
+    // The exit line without its newline, then leave.
+    seq++;
+    writeSync(fd, JSON.stringify({ v: 1, seq, type: 'exit', run, status: step.exitUnterminated }));
+    closeSync(fd);
+    process.exit(0);
+  } else if (step.exit) {
     write('exit', { status: step.exit });
     closeSync(fd);
     process.exit(0);

@@ -40,7 +40,9 @@ export async function readAnswer(result: ResultEvent, rules: AnswerFileRules): P
       truncationNote: 'the child cut the answer to fit one line and wrote no file with the whole text',
     };
   }
-  const read = await readAnswerFile(path, rules);
+  // The spec's file holds the uncut text and the line its cut UTF-8 prefix: a file that does not begin
+  // with that prefix is not the answer, whatever it is (a /proc file of the child's, an empty file).
+  const read = await readAnswerFile(path, rules, cut ? inline : undefined);
   if (read.ok) return { finalText: read.text, truncated: false };
   return {
     ...(inline === undefined ? {} : { finalText: inline }),
@@ -57,13 +59,15 @@ type FileRead = { ok: true; text: string } | { ok: false; refusal: FinalTextFile
 /**
  * The file is read only when all of these hold (lstat first, then again on the descriptor opened with
  * O_NOFOLLOW, so a swap in between is seen): a regular file, owned by our uid, exactly one link (a hard
- * link to a file of ours elsewhere has two), not writable by group or others, its mtime and ctime no
- * earlier than the run's start, and at most `maxBytes` long. It is read through the descriptor until
- * end of file (never trusting `st_size`, which is 0 for /proc files), at most `maxBytes` + 1 bytes.
+ * link to a file of ours elsewhere has two), not writable by group or others, its mtime, ctime and
+ * (where the filesystem keeps one) birth time no earlier than the run's start, and at most `maxBytes`
+ * long. It is read through the descriptor until end of file (never trusting `st_size` for the reading),
+ * at most `maxBytes` + 1 bytes; what was read must then be exactly `st_size` bytes (a /proc or /sys
+ * file reports 0 or a page, and holds something else) and begin with the cut inline text `prefix`.
  * A refused file is neither read nor removed, except one that passes every ownership check but is too
  * large: that is the child's temp file, removed as the spec says the parent does.
  */
-async function readAnswerFile(path: string, rules: AnswerFileRules): Promise<FileRead> {
+async function readAnswerFile(path: string, rules: AnswerFileRules, prefix: string | undefined): Promise<FileRead> {
   const refuse = (code: FinalTextRefusalCode, reason: string, removed = false): FileRead => ({
     ok: false,
     refusal: { code, reason, path, removed },
@@ -91,12 +95,20 @@ async function readAnswerFile(path: string, rules: AnswerFileRules): Promise<Fil
     if (stat.ino !== link.ino || stat.dev !== link.dev) return refuse('replaced', 'it was replaced while being checked');
     const changed = ownershipProblem(stat, rules);
     if (changed !== undefined) return refuse(changed.code, `${changed.reason} (seen on the opened file)`);
-    const text = await readBounded(handle, rules.maxBytes);
-    await handle.close();
-    handle = undefined;
-    if (text === undefined) {
+    if (stat.size > rules.maxBytes) {
       const removed = await removeIfSame(path, link);
       return refuse('too-large', `it grew past the ${rules.maxBytes}-byte limit`, removed);
+    }
+    const bytes = await readBounded(handle, rules.maxBytes);
+    await handle.close();
+    handle = undefined;
+    if (bytes === undefined || bytes.length !== stat.size) {
+      const held = bytes === undefined ? `more than ${rules.maxBytes} bytes` : `${bytes.length} bytes`;
+      return refuse('size-mismatch', `it holds ${held} but reports ${stat.size}: not a file the child wrote (a /proc or /sys file, or one still being written)`);
+    }
+    const text = new TextDecoder('utf-8').decode(bytes);
+    if (prefix !== undefined && !text.startsWith(prefix)) {
+      return refuse('text-mismatch', 'it does not begin with the cut text of the result line, so it is not the whole answer');
     }
     await removeIfSame(path, link);
     return { ok: true, text };
@@ -122,11 +134,16 @@ function ownershipProblem(stat: Stats, rules: AnswerFileRules): { code: FinalTex
   if (changedAt < since) {
     return { code: 'older-than-run', reason: `it was last changed ${Math.round(since - changedAt)} ms before the run started` };
   }
+  // Touching an existing file moves its mtime and ctime to now, but not its birth time (0 where the
+  // filesystem keeps none, as procfs).
+  if (stat.birthtimeMs > 0 && stat.birthtimeMs < since) {
+    return { code: 'older-than-run', reason: `it was created ${Math.round(since - stat.birthtimeMs)} ms before the run started` };
+  }
   return undefined;
 }
 
 /** Reads to end of file; undefined when there is more than `maxBytes` (never holds more than `maxBytes` + one chunk). */
-async function readBounded(handle: FileHandle, maxBytes: number): Promise<string | undefined> {
+async function readBounded(handle: FileHandle, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
@@ -137,7 +154,7 @@ async function readBounded(handle: FileHandle, maxBytes: number): Promise<string
     total += bytesRead;
     if (total > maxBytes) return undefined;
   }
-  return new TextDecoder('utf-8').decode(Buffer.concat(chunks, total));
+  return Buffer.concat(chunks, total);
 }
 
 /** Removes `path` if it still names the file that was checked; whether it was removed. */

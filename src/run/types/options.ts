@@ -55,8 +55,10 @@ export interface RunOptions {
   /** How long the child may take to say `ready`; past it the tree is killed and the outcome is `failed`. Default 30000. */
   readyTimeoutMs?: number;
   /**
-   * How long a control waits for its `control-ack` before its promise resolves `unanswered`. Default:
-   * no timeout (the ack is awaited until the run ends, then it is `unanswered`).
+   * How long a control waits for its `control-ack` before its promise resolves `unanswered`, counted
+   * from when it was written, or from `ready` for a control written before it (the task prompt among
+   * them: a child reads no control before `ready`, and `readyTimeoutMs` bounds that wait). Default: no
+   * timeout (the ack is awaited until the run ends, then it is `unanswered`).
    */
   ackTimeoutMs?: number;
   /**

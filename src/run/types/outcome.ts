@@ -60,9 +60,11 @@ export type OutcomeErrorCode =
  * - `foreign-owner`: owned by another user than the parent's.
  * - `hard-linked`: it has more than one link (e.g. a hard link to a file of the parent's).
  * - `shared-writable`: group or others may write it.
- * - `older-than-run`: its mtime or ctime is before the run started (an existing file, not the child's temp file).
+ * - `older-than-run`: its mtime, ctime or birth time is before the run started (an existing file, not the child's temp file).
  * - `replaced`: the path named another file when it was opened than when it was checked.
  * - `too-large`: over `maxFinalTextBytes` (this one alone passed the ownership checks, so it was removed).
+ * - `size-mismatch`: what it held was not the size it reports (a /proc or /sys file, or one still being written).
+ * - `text-mismatch`: it does not begin with the result's cut inline text, so it is not the whole answer.
  */
 export type FinalTextRefusalCode =
   | 'unreadable'
@@ -72,7 +74,9 @@ export type FinalTextRefusalCode =
   | 'shared-writable'
   | 'older-than-run'
   | 'replaced'
-  | 'too-large';
+  | 'too-large'
+  | 'size-mismatch'
+  | 'text-mismatch';
 
 /** A `final-text-path` file subvisor did not take as the answer, and why. */
 export interface FinalTextFileRefusal {
