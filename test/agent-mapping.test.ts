@@ -107,13 +107,13 @@ describe('tools, retries, passthrough', () => {
 
   it('an info carrying `retrying` is a retrying event', () => {
     const retrying = { attempt: 2, maxAttempts: 5, delayMs: 1000, reason: 'rate limited' };
-    expect(mapAll([ev('info', { summary: 'x', retrying })]).out).toEqual([{ type: 'retrying', ...retrying }]);
+    expect(mapAll([ev('info', { summary: 'x', extra: { retrying } })]).out).toEqual([{ type: 'retrying', ...retrying }]);
   });
 
   it("a relayed agent event comes out unchanged; a relayed terminal is refused", () => {
     const citation = { type: 'citation', url: 'https://example.com', nested: { a: [1, 2] } };
-    expect(mapAll([ev('info', { agentEvent: citation })]).out).toEqual([citation]);
-    const { out } = mapAll([ev('info', { agentEvent: { type: 'completed' } })], true);
+    expect(mapAll([ev('info', { extra: { agentEvent: citation } })]).out).toEqual([citation]);
+    const { out } = mapAll([ev('info', { extra: { agentEvent: { type: 'completed' } } })], true);
     expect(out.map((event) => event.type)).toEqual(['run_event']);
   });
 
@@ -132,7 +132,7 @@ describe('tools, retries, passthrough', () => {
 
 describe('terminal', () => {
   it('done is completed, with the data of the result', () => {
-    const { mapper } = mapAll([ev('result', { stopReason: 'stop', finalText: 'x', data: { n: 1 } })]);
+    const { mapper } = mapAll([ev('result', { stopReason: 'stop', finalText: 'x', extra: { data: { n: 1 } } })]);
     expect(terminalFor(outcome({}), mapper.childFailure, mapper.data)).toEqual({ type: 'completed', data: { n: 1 } });
     expect(terminalFor(outcome({}), undefined, undefined)).toEqual({ type: 'completed' });
   });
@@ -160,7 +160,7 @@ describe('terminal', () => {
   });
 
   it("a child's own failure classification wins for child errors", () => {
-    const { mapper } = mapAll([ev('exit', { status: 'failed', error: 'quota', code: 'quota_exceeded', retryable: false })]);
+    const { mapper } = mapAll([ev('exit', { status: 'failed', error: 'quota', extra: { code: 'quota_exceeded', retryable: false } })]);
     const terminal = terminalFor(outcome({ status: 'failed', errorCode: 'child-error', error: 'quota' }), mapper.childFailure, undefined);
     expect(terminal).toEqual({ type: 'failed', details: 'quota', code: 'quota_exceeded', retryable: false });
   });

@@ -78,7 +78,7 @@ describe('serveAgent under spawnRun', () => {
       'exit',
     ]);
     expect(events[1]).toMatchObject({ status: 'accepted', ref: 1 });
-    expect(events.find((event) => event.type === 'result')).toMatchObject({ finalText: 'You said: hi', data: { length: 2 } });
+    expect(events.find((event) => event.type === 'result')).toMatchObject({ finalText: 'You said: hi', extra: { data: { length: 2 } } });
   });
 
   it('a long answer goes whole to a 0600 final-text-path file, cut on the line', async () => {
@@ -101,9 +101,9 @@ describe('serveAgent under spawnRun', () => {
   it("an agent's failure ends the run failed (code 1) with its details, code and retryable on exit", async () => {
     const { run, events } = start('fail');
     expect(await run.outcome).toMatchObject({ status: 'failed', exitCode: 1, error: 'provider overloaded' });
-    expect(events.find((event) => event.type === 'error')).toMatchObject({ error: 'provider overloaded', source: 'agent', code: 'overloaded', retryable: true });
+    expect(events.find((event) => event.type === 'error')).toMatchObject({ error: 'provider overloaded', source: 'agent', extra: { code: 'overloaded', retryable: true } });
     expect(events.find((event) => event.type === 'turn-complete')).toMatchObject({ stopReason: 'error' });
-    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', code: 'overloaded', retryable: true });
+    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', extra: { code: 'overloaded', retryable: true } });
   });
 
   it('cancel stops the turn through return() (the agent is released), exit cancelled, code 1', async () => {
@@ -186,7 +186,7 @@ describe('serveAgent under spawnRun', () => {
   it('structured data too large for one line fails the run rather than losing it', async () => {
     const { run, events } = start('big-data');
     expect(await run.outcome).toMatchObject({ status: 'failed', error: expect.stringMatching(/does not fit one wire line/) });
-    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', code: 'data_too_large', retryable: false });
+    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', extra: { code: 'data_too_large', retryable: false } });
   });
 });
 

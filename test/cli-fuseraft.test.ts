@@ -26,8 +26,8 @@ const env = (steps: object[]) => ({ SCRIPTED_FUSERAFT: JSON.stringify(steps) });
 /** The approval responses the script read, from the events output. */
 function responses(stdout: Buffer): unknown[] {
   return jsonLines(stdout)
-    .filter((event) => event['nativeType'] === 'echo' && (event['line'] as { type?: string }).type === 'approval_response')
-    .map((event) => (event['line'] as { approved: unknown }).approved);
+    .filter((event) => event['nativeType'] === 'echo' && (event['extra'] as { line: { type?: string } }).line.type === 'approval_response')
+    .map((event) => (event['extra'] as { line: { approved: unknown } }).line.approved);
 }
 
 describe('supervise --protocol fuseraft', () => {

@@ -61,7 +61,7 @@ describe('bridge session', () => {
     expect(rec.events[2]).toEqual({ type: 'tool-call', name: 'shell', agent: 'Dev', summary: 'ls' });
     expect(rec.events[6]).toMatchObject({ type: 'user', text: 'route to Rev', agent: 'Orchestrator', orchestrator: true });
     expect(rec.events[4]).toEqual({ type: 'turn-complete', turn: 1, stopReason: 'end_turn', agent: 'Dev', usage: { inputTokens: 10, outputTokens: 2 }, toolCalls: [] });
-    expect(rec.events.at(-1)).toMatchObject({ type: 'result', stopReason: 'end_turn', finalText: 'looks good', usage: { inputTokens: 30, outputTokens: 6 }, succeeded: true });
+    expect(rec.events.at(-1)).toMatchObject({ type: 'result', stopReason: 'end_turn', finalText: 'looks good', usage: { inputTokens: 30, outputTokens: 6 }, extra: { succeeded: true } });
     expect(s.answer()).toEqual({ text: 'looks good', truncated: false });
     expect(s.usage()).toEqual({ inputTokens: 30, outputTokens: 6 });
     expect(rec.log.filter((entry) => entry[0] === 'result' || entry[0] === 'ending')).toEqual([

@@ -60,7 +60,8 @@ describe('readLine', () => {
     const draft = passthrough(read.frame!);
     expect(Object.getPrototypeOf(draft)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
-    expect(Object.hasOwn(draft, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(draft.extra)).toBe(Object.prototype);
+    expect(Object.hasOwn(draft.extra!, '__proto__')).toBe(true);
   });
 });
 
@@ -101,8 +102,8 @@ describe('frame mapping', () => {
   it('marks tool output at fuseraft\'s cap as truncated, and only then', () => {
     const at = displayDraft(frame({ type: 'tool_result', name: 'r', ok: true, output: 'x'.repeat(TOOL_OUTPUT_CAP) }));
     const below = displayDraft(frame({ type: 'tool_result', name: 'r', ok: true, output: 'x'.repeat(TOOL_OUTPUT_CAP - 1) }));
-    expect(at?.['transportTruncated']).toBe(true);
-    expect(below?.['transportTruncated']).toBeUndefined();
+    expect(at).toMatchObject({ type: 'tool-result', transportTruncated: true });
+    expect(below).not.toHaveProperty('transportTruncated');
   });
 
   it('surfaces retrying as info with the attempt', () => {
@@ -110,8 +111,7 @@ describe('frame mapping', () => {
       type: 'info',
       nativeType: 'retrying',
       summary: 'the model stream dropped; retrying (attempt 2 of 5)',
-      attempt: 2,
-      max: 5,
+      extra: { attempt: 2, max: 5 },
     });
   });
 
@@ -120,20 +120,19 @@ describe('frame mapping', () => {
       type: 'info',
       nativeType: 'warning',
       summary: 'careful',
-      text: 'careful',
-      level: 2,
+      extra: { text: 'careful', level: 2 },
     });
     expect(passthrough(frame({ type: 'file_changed', path: 'a.ts', added: 1 }))).toEqual({
       type: 'info',
       nativeType: 'file_changed',
-      path: 'a.ts',
-      added: 1,
+      extra: { path: 'a.ts', added: 1 },
     });
   });
 
-  it('keeps unknown fields, never letting them overwrite envelope or mapped keys', () => {
-    const draft = withExtras({ type: 'assistant-text-delta', delta: 'a' }, frame({ type: 'token', text: 'a', seq: 9, run: 'x', delta: 'b', mood: 'ok' }), ['text']);
-    expect(draft).toEqual({ type: 'assistant-text-delta', delta: 'a', mood: 'ok', extraFields: { seq: 9, run: 'x', delta: 'b' } });
+  it('keeps unknown fields under extra, as sent, never over the envelope or mapped keys', () => {
+    const draft = withExtras({ type: 'assistant-text-delta', delta: 'a' }, frame({ type: 'token', text: 'a', seq: 9, run: 'x', delta: 'b', mood: 'ok', extra: 1 }), ['text']);
+    expect(draft).toEqual({ type: 'assistant-text-delta', delta: 'a', extra: { seq: 9, run: 'x', delta: 'b', mood: 'ok', extra: 1 } });
+    expect(withExtras({ type: 'ready' }, frame({ type: 'ready' }), [])).toEqual({ type: 'ready' });
   });
 
   it('reads usage counts that are present and not null', () => {

@@ -4,7 +4,7 @@ import { PromptDesk } from '../src/drivers/fuseraft/prompt-desk.js';
 import { approvalRequestOf } from '../src/drivers/fuseraft/prompts.js';
 import type { ApprovalAnswer, ApprovalRequest, ApproveCallback } from '../src/drivers/fuseraft/prompts.js';
 import type { Frame } from '../src/drivers/fuseraft/frames.js';
-import type { EventDraft } from '../src/drivers/fuseraft/event-drafts.js';
+import type { RunEventDraftOf } from '../src/run/types/index.js';
 import type { JsonObject } from '../src/wire/index.js';
 
 const shell = { type: 'approval_request', kind: 'shell_command', command: 'rm -rf build' } as Frame;
@@ -12,7 +12,7 @@ const mystery = { type: 'approval_request', kind: 'teleport', target: 'mars' } a
 
 function desk(handlers: { approve?: ApproveCallback; answerQuestion?: (q: unknown) => unknown } = {}) {
   const responses: JsonObject[] = [];
-  const reports: EventDraft[] = [];
+  const reports: RunEventDraftOf<'info'>[] = [];
   const made = new PromptDesk(
     { protocol: 'fuseraft', ...(handlers as object) },
     { respond: (line) => responses.push(line), report: (draft) => reports.push(draft) },

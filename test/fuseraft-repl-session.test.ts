@@ -20,7 +20,7 @@ describe('handshake', () => {
     expect(s.taskRef).toBe(1);
     expect(rec.written).toEqual([]);
     feed(READY);
-    expect(rec.events[0]).toEqual({ type: 'ready', protocolVersion: 1, sessionId: 's1', model: 'm', title: null, autoTitle: null, midTurnCommands: [] });
+    expect(rec.events[0]).toEqual({ type: 'ready', extra: { protocolVersion: 1, sessionId: 's1', model: 'm', title: null, autoTitle: null, midTurnCommands: [] } });
     expect(rec.written).toEqual([{ type: 'user_input', text: 'do it' }]);
     expect(rec.log.filter((entry) => entry[0] === 'ready' || entry[0] === 'ack')).toEqual([['ready'], ['ack', 1, 'accepted', undefined]]);
     expect(s.state).toBe('running');
@@ -80,8 +80,7 @@ describe('turns', () => {
       turn: 1,
       stopReason: 'end_turn',
       usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50 },
-      turnIndex: 0,
-      toolCalls: [{ name: 'read' }],
+      extra: { turnIndex: 0, toolCalls: [{ name: 'read' }] },
     });
     expect(rec.log.filter((entry) => String(entry[0]).startsWith('turn'))).toEqual([
       ['turnStarted', 1],
@@ -366,8 +365,8 @@ describe('the end', () => {
     const { rec, feed } = session();
     feed(READY, { type: 'status', model: 'm', context: 0.5 }, { type: 'brand_new', x: [1] });
     expect(rec.events.slice(1)).toEqual([
-      { type: 'info', nativeType: 'status', model: 'm', context: 0.5 },
-      { type: 'info', nativeType: 'brand_new', x: [1] },
+      { type: 'info', nativeType: 'status', extra: { model: 'm', context: 0.5 } },
+      { type: 'info', nativeType: 'brand_new', extra: { x: [1] } },
     ]);
   });
 });

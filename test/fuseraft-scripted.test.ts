@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
-import type { Outcome, Run, RunEvent, RunOptions } from '../src/index.js';
+import type { Outcome, Run, RunEvent, RunEventOf, RunOptions } from '../src/index.js';
 import { alivePids, waitUntilGone } from '../src/testing/index.js';
 
 const SCRIPT = fileURLToPath(new URL('./helpers/scripted-fuseraft.mjs', import.meta.url));
@@ -46,7 +46,7 @@ function start(steps: Step[], options: Partial<RunOptions> & { protocol?: 'fuser
   const waiters: Array<{ match: (event: RunEvent) => boolean; resolve: (event: RunEvent) => void }> = [];
   run.on('event', (event) => {
     events.push(event);
-    if (event.type === 'info' && event['nativeType'] === 'grandchild') pids.add(event['pid'] as number);
+    if (event.type === 'info' && event.nativeType === 'grandchild') pids.add(event.extra?.['pid'] as number);
     for (const waiter of [...waiters]) {
       if (waiter.match(event)) {
         waiters.splice(waiters.indexOf(waiter), 1);
@@ -60,7 +60,7 @@ function start(steps: Step[], options: Partial<RunOptions> & { protocol?: 'fuser
     events,
     pids,
     received: () =>
-      events.flatMap((event) => (event.type === 'info' && event['nativeType'] === 'echo' ? [event['line'] as Record<string, unknown>] : [])),
+      events.flatMap((event) => (event.type === 'info' && event.nativeType === 'echo' ? [event.extra?.['line'] as Record<string, unknown>] : [])),
     waitEvent: (match) => {
       const seen = events.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
@@ -84,7 +84,7 @@ function start(steps: Step[], options: Partial<RunOptions> & { protocol?: 'fuser
   return scripted;
 }
 
-const isType = (type: string) => (event: RunEvent) => event.type === type;
+const isType = <T extends RunEvent['type']>(type: T) => (event: RunEvent): event is RunEventOf<T> => event.type === type;
 const turnStarted = isType('turn-started');
 
 describe("protocol 'fuseraft' (repl --vscode)", () => {
@@ -168,7 +168,7 @@ describe("protocol 'fuseraft' (repl --vscode)", () => {
       ...END,
     ];
     const envOf = (scripted: Scripted) =>
-      scripted.events.flatMap((event) => (event.type === 'info' && event['nativeType'] === 'env' ? [event['value']] : []))[0];
+      scripted.events.flatMap((event) => (event.type === 'info' && event.nativeType === 'env' ? [event.extra?.['value']] : []))[0];
     const asking = start(steps, { task: 'go', answerQuestion: (question) => question.options[1] ?? null, env: { FUSERAFT_VSCODE_QUESTIONS: '1' } });
     expect((await asking.finish()).status).toBe('done');
     expect(envOf(asking)).toBe('1');
@@ -285,7 +285,7 @@ describe("protocol 'fuseraft' (repl --vscode)", () => {
     );
     const outcome = await s.finish();
     expect(outcome).toMatchObject({ status: 'done', finalText: 'ok', rejectedLines: 3 });
-    expect(s.events.filter(isType('rejected')).map((event) => event['code'])).toEqual(['malformed', 'malformed', 'too-large']);
+    expect(s.events.filter(isType('rejected')).map((event) => event.code)).toEqual(['malformed', 'malformed', 'too-large']);
   });
 
   it('a crash mid-turn is failed, no-exit-event', async () => {
@@ -391,7 +391,7 @@ describe("protocol 'fuseraft-bridge' (run --bridge)", () => {
     );
     const outcome = await s.finish();
     expect(outcome).toMatchObject({ status: 'done', finalText: 'shipped', turns: 2, usage: { inputTokens: 10, outputTokens: 2 } });
-    expect(s.events.find((event) => event.type === 'info' && event['nativeType'] === 'argv')).toMatchObject({ argv: ['run', '--bridge', '-c', 'c.yaml', 'ship it'] });
+    expect(s.events.find((event) => event.type === 'info' && event.nativeType === 'argv')).toMatchObject({ extra: { argv: ['run', '--bridge', '-c', 'c.yaml', 'ship it'] } });
   });
 
   it('fails with fuseraft\'s error message; rejects turn controls', async () => {
@@ -418,7 +418,7 @@ describe("protocol 'fuseraft-bridge' (run --bridge)", () => {
       ],
       { protocol: 'fuseraft-bridge', task: 'x', approve: () => new Promise(() => undefined) },
     );
-    await s.waitEvent((event) => event.type === 'info' && event['nativeType'] === 'approval_request');
+    await s.waitEvent((event) => event.type === 'info' && event.nativeType === 'approval_request');
     expect((await s.run.cancel()).status).toBe('accepted');
     const outcome = await s.finish();
     expect(outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted' });

@@ -1,6 +1,6 @@
 // HEP v1 frame parsing, the header check and field checks, as pure functions (no process).
 import { describe, expect, it } from 'vitest';
-import { extraFields, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
+import { extraOf, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
 import type { HepFrame } from '../src/drivers/hep/frames.js';
 
 describe('HEP frames', () => {
@@ -43,12 +43,12 @@ describe('HEP frames', () => {
     expect(isBounded(undefined)).toBe(false);
   });
 
-  it('keeps unknown fields camelCased, never over the envelope or the prototype', () => {
-    const frame = { type: 'message_delta', turn_id: 1, delta: 'x', x_score: 0.5, seq: 9, run: 'other', __proto__x: 1 } as unknown as HepFrame;
-    Object.defineProperty(frame, '__proto__', { value: { evil: true }, enumerable: true });
-    const extras = extraFields(frame, ['turn_id', 'delta']);
-    expect(extras).toMatchObject({ xScore: 0.5, hep_seq: 9, hep_run: 'other' });
-    expect(Object.hasOwn(extras, 'seq')).toBe(false);
-    expect(Object.getPrototypeOf(extras)).toBe(Object.prototype);
+  it('keeps unknown fields camelCased under extra, none lost, never as the prototype', () => {
+    const frame = JSON.parse('{"type":"message_delta","turn_id":1,"delta":"x","x_score":0.5,"seq":9,"run":"other","extra":{"a":1},"a_b":1,"aB":2,"__proto__":{"evil":true}}') as HepFrame;
+    const { extra } = extraOf(frame, ['turn_id', 'delta']);
+    // A snake_case key whose camelCase name the frame also has as such keeps its own spelling.
+    expect(extra).toEqual({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, Proto__: { evil: true } });
+    expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
+    expect(extraOf(frame, Object.keys(frame))).toEqual({});
   });
 });

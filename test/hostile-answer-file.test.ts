@@ -119,17 +119,24 @@ describe('final-text-path: only the child\'s private temp file is read (and then
     expect(outcome.finalText).not.toContain('FEN_WIRE');
   });
 
-  it('a private file that does not begin with the cut inline text is not the answer, and is kept', async () => {
+  it('a private file shorter than the cut inline text is not the answer, and is kept', async () => {
     const dir = scratch();
-    const outcome = await answerWith({ kind: 'own', dir, text: 'something else entirely' });
-    expectRefused(outcome, 'text-mismatch');
+    const outcome = await answerWith({ kind: 'own', dir, text: 'the cut' });
+    expectRefused(outcome, 'shorter-than-cut');
     expect(existsSync(join(dir, 'answer.txt'))).toBe(true);
   });
 
   it('an empty private file is not the answer of a cut result', async () => {
     const dir = scratch();
     const outcome = await answerWith({ kind: 'own', dir, text: '' });
-    expectRefused(outcome, 'text-mismatch');
+    expectRefused(outcome, 'shorter-than-cut');
+  });
+
+  it('a private file at least as long as the cut text is the answer, even when it does not begin with it', async () => {
+    const dir = scratch();
+    const outcome = await answerWith({ kind: 'own', dir, text: 'GOOD, WHOLE ANSWER' });
+    expect(outcome).toMatchObject({ finalText: 'GOOD, WHOLE ANSWER', truncated: false });
+    expect(existsSync(join(dir, 'answer.txt'))).toBe(false);
   });
 
   it('a file whose mtime the child set back is refused as older than the run', async () => {

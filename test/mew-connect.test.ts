@@ -57,7 +57,7 @@ describe('connectRun mew: scenarios', () => {
   it('attaches to an existing session with sessionId and submits the task there', async () => {
     const fake = await daemon('two-turns');
     const first = run(fake, { task: 'one' });
-    const sessionId = (await collect(first)).find((event) => event.type === 'ready')!['session_id'] as string;
+    const sessionId = (await collect(first)).find((event) => event.type === 'ready')!.extra?.['session_id'] as string;
     const second = run(fake, { task: 'two', sessionId });
     expect(await second.outcome).toMatchObject({ status: 'done', finalText: 'second answer' });
     expect(fake.receivedOf('attach_session')[0]!.message).toEqual({ type: 'attach_session', session_id: sessionId });

@@ -4,11 +4,11 @@ import { encodeMessage, readMessage, snakeTag, spellTag } from '../src/drivers/m
 import type { MewMessage } from '../src/drivers/mew/messages.js';
 import { RequestDesk } from '../src/drivers/mew/request-desk.js';
 import type { RequestDeskHandlers } from '../src/drivers/mew/request-desk.js';
-import type { EventDraft } from '../src/drivers/fuseraft/event-drafts.js';
+import type { RunEventDraftOf } from '../src/run/types/index.js';
 
 function desk(handlers: RequestDeskHandlers = {}, wireCase: 'snake_case' | 'PascalCase' = 'snake_case') {
   const sent: MewMessage[] = [];
-  const events: EventDraft[] = [];
+  const events: RunEventDraftOf<'info'>[] = [];
   const made = new RequestDesk(handlers, { respond: (m) => void sent.push(m), report: (d) => void events.push(d), decision: (v) => spellTag(v, wireCase) });
   return { desk: made, sent, events, infos: () => events.filter((e) => e['nativeType'] === 'permission_response' || e['nativeType'] === 'ask_user_response') };
 }

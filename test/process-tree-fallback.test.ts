@@ -6,7 +6,7 @@ import type { RunEvent } from '../src/index.js';
 import { useProcFs } from '../src/run/process-tree.js';
 import { fakeChild, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { BOUND_MS, FAST_CHILD, expectEmptyStateDir, freshStateDir, within } from './helpers/spawn-harness.js';
+import { BOUND_MS, FAST_CHILD, grandchildPidOf, expectEmptyStateDir, freshStateDir, within } from './helpers/spawn-harness.js';
 import { procInfo } from './helpers/spawn-procs.js';
 
 beforeAll(() => {
@@ -56,8 +56,8 @@ describe('without /proc', () => {
       await within(
         new Promise<void>((resolve) =>
           run.on('event', (event: RunEvent) => {
-            const pid = (event as Record<string, unknown>)['grandchildPid'];
-            if (typeof pid === 'number') grandchildren.push(pid);
+            const pid = grandchildPidOf(event);
+            if (pid !== undefined) grandchildren.push(pid);
             if (grandchildren.length === 2) resolve();
           }),
         ),

@@ -59,18 +59,46 @@ describe('event conversion', () => {
       durationSeconds: 0.5,
       transportTruncated: true,
       result: { 'kebab-key': 1 },
-      xExtraField: 'kept',
+      extra: { xExtraField: 'kept' },
+    });
+  });
+
+  it('puts unknown fields under extra only, allocated only when there is one', () => {
+    const plain = convert('{"v":1,"seq":1,"type":"turn-complete","run":"r","turn":1,"stop-reason":"end_turn","usage":{"input":1}}');
+    expect(plain).toEqual({ v: 1, seq: 1, type: 'turn-complete', run: 'r', turn: 1, stopReason: 'end_turn', usage: { inputTokens: 1 } });
+    expect(Object.hasOwn(plain, 'extra')).toBe(false);
+    // `usage` is a field of turn-complete, not of tool-call: there it is an unknown field, kept as sent.
+    const call = convert('{"v":1,"seq":2,"type":"tool-call","run":"r","name":"x","usage":{"input":1},"stop-reason":"s"}');
+    expect(call).toEqual({ v: 1, seq: 2, type: 'tool-call', run: 'r', name: 'x', extra: { usage: { input: 1 }, stopReason: 's' } });
+  });
+
+  it('keeps a child field named extra, and every colliding unknown key, without clobbering', () => {
+    const event = convert(
+      '{"v":1,"seq":1,"type":"assistant-text","run":"r","final?":true,"extra":{"a":1},"stopReason":"x",' +
+        '"a-b":1,"aB":2,"c-d":3,"c-d?":4,"final":"mine"}',
+    );
+    expect(event).toEqual({
+      v: 1,
+      seq: 1,
+      type: 'assistant-text',
+      run: 'r',
+      final: true,
+      // `a-b` keeps its spelling: the line has `aB` itself; `c-d?` too: `c-d` took `cD` first.
+      extra: { extra: { a: 1 }, stopReason: 'x', 'a-b': 1, aB: 2, cD: 3, 'c-d?': 4, final: 'mine' },
     });
   });
 
   it('never lets a hostile extra key replace the envelope or the prototype', () => {
     const event = convert('{"v":1,"seq":1,"type":"info","run":"r","type?":"exit","__proto__":{"polluted":true},"constructor":1}');
-    const fields = event as Record<string, unknown>;
     expect(event.type).toBe('info');
-    expect(fields['type?']).toBe('exit');
+    const extra = event.type === 'info' ? event.extra! : {};
+    // `type?` keeps its spelling: the line has a `type` key.
+    expect(extra['type?']).toBe('exit');
+    expect(Object.hasOwn(extra, '__proto__')).toBe(true);
     expect(Object.getPrototypeOf(event)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
-    expect(fields['constructor']).toBe(1);
+    expect(extra['constructor']).toBe(1);
   });
 });
 

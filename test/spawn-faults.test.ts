@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
 import type { RejectedEvent, RunEvent } from '../src/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { BOUND_MS, checkStream, expectEmptyStateDir, freshStateDir, reapLeftovers, supervise, within } from './helpers/spawn-harness.js';
+import { BOUND_MS, checkStream, grandchildPidOf, expectEmptyStateDir, freshStateDir, reapLeftovers, supervise, within } from './helpers/spawn-harness.js';
 import { procInfo } from './helpers/spawn-procs.js';
 
 afterEach(reapLeftovers);
@@ -284,9 +284,9 @@ describe('the kill-after-grace backstop', () => {
     const s = supervise(scenario, { task: 'go' });
     const kills: string[] = [];
     s.run.on('kill', (step) => kills.push(step.signal));
-    const reported = () => s.events.filter((event) => typeof (event as Record<string, unknown>)['grandchildPid'] === 'number');
+    const reported = () => s.events.filter((event) => grandchildPidOf(event) !== undefined);
     await s.waitEvent(() => reported().length >= 3, 'three grandchild reports');
-    const grandchildren = reported().map((event) => (event as Record<string, unknown>)['grandchildPid'] as number);
+    const grandchildren = reported().map((event) => grandchildPidOf(event)!);
     const infos = grandchildren.map((pid) => procInfo(pid));
     expect(infos.every((info) => info !== undefined)).toBe(true);
     // The test means what it says: one grandchild leads its own session, the others share the child's group.
@@ -322,7 +322,7 @@ describe('the kill-after-grace backstop', () => {
       turns: [{ steps: [{ misbehave: { grandchildren: { count: 1, session: true } } }, { pause: 60_000 }] }],
     };
     const s = supervise(scenario, { task: 'go', signal: controller.signal });
-    await s.waitEvent((event) => typeof (event as Record<string, unknown>)['grandchildPid'] === 'number', 'grandchild report');
+    await s.waitEvent((event) => grandchildPidOf(event) !== undefined, 'grandchild report');
     controller.abort();
     const outcome = await s.finish({ status: 'cancelled' });
     expect(outcome.errorCode).toBe('aborted');

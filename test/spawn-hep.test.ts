@@ -84,7 +84,7 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expect(fake.transcript().argv.slice(-2)).toEqual(['-p', 'fix the tests']);
     expect(fake.transcript().task).toBe('fix the tests');
 
-    expect(events[0]).toMatchObject({ type: 'ready', protocol: 'hep', hep: 'v1', seq: 1 });
+    expect(events[0]).toMatchObject({ type: 'ready', protocol: 'hep', extra: { hep: 'v1' }, seq: 1 });
     expect(ofType(events, 'turn-started').map((event) => event.turn)).toEqual([1, 2, 3]);
     expect(ofType(events, 'turn-complete').map((event) => event.stopReason)).toEqual(['toolUse', 'toolUse', 'stop']);
     const calls = ofType(events, 'tool-call');
@@ -181,7 +181,7 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expect(passthrough).toHaveLength(1);
     expect(passthrough[0]).toMatchObject({ protocol: 'hep', frame: { type: 'mystery_frame' } });
     const withExtras = ofType(events, 'assistant-text-delta').find((event) => event.delta === 'With extra fields. ')!;
-    expect(withExtras).toMatchObject({ xFutureField: { nested: true }, xScore: 0.5 });
+    expect(withExtras.extra).toEqual({ xFutureField: { nested: true }, xScore: 0.5 });
     expect(outcome).toMatchObject({ status: 'done', rejectedLines: 2 });
     expect(outcome.finalText).toContain('Answered despite garbage');
   });

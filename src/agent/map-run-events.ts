@@ -1,5 +1,5 @@
 // Maps one run's events to Agent Handler events: text and thinking without doubling, tools, retries, passthrough.
-import type { Outcome, RunEvent } from '../index.js';
+import type { Outcome, RunEvent, RunEventExtra } from '../index.js';
 import type { AgentEvent, Json } from './types.js';
 
 /** What a child said about its own failure (serveAgent children put `code` and `retryable` on `error`/`exit`). */
@@ -136,9 +136,9 @@ export class RunEventMapper {
         this.#closeBlocks();
         break;
       case 'info': {
-        const retry = retryOf(event['retrying']);
+        const retry = retryOf(event.extra?.['retrying']);
         if (retry !== undefined) return [retry];
-        const relayed = event['agentEvent'];
+        const relayed = event.extra?.['agentEvent'];
         // An unknown non-terminal event of a serveAgent child's agent, relayed unchanged (the seed's MUST 5).
         if (isRecord(relayed) && typeof relayed['type'] === 'string' && relayed['type'] !== 'completed' && relayed['type'] !== 'failed') {
           return [jsonCopy(relayed) as AgentEvent];
@@ -146,19 +146,19 @@ export class RunEventMapper {
         break;
       }
       case 'turn-complete':
-        if (event['data'] !== undefined) this.#turnData = jsonCopy(event['data'] as Json);
+        if (event.extra?.['data'] !== undefined) this.#turnData = jsonCopy(event.extra['data']);
         break;
       case 'error':
-        this.#failure = this.#failureFrom(event.error, event);
+        this.#failure = this.#failureFrom(event.error, event.extra);
         break;
       case 'result': {
         this.#result = {};
         if (typeof event.finalText === 'string') this.#result.finalText = event.finalText;
-        if (event['data'] !== undefined) this.#result.data = jsonCopy(event['data'] as Json);
+        if (event.extra?.['data'] !== undefined) this.#result.data = jsonCopy(event.extra['data']);
         break;
       }
       case 'exit':
-        if (event.status !== 'done') this.#failure = this.#failureFrom(event.error, event, this.#failure);
+        if (event.status !== 'done') this.#failure = this.#failureFrom(event.error, event.extra, this.#failure);
         return out; // the terminal stands for it
     }
     if (this.passRunEvents) out.push({ type: 'run_event', event: jsonCopy(event) as unknown as Json });
@@ -191,11 +191,12 @@ export class RunEventMapper {
     return open?.shift() ?? this.#newToolId();
   }
 
-  #failureFrom(details: unknown, event: Record<string, unknown>, previous?: ChildFailure): ChildFailure {
+  /** The failure an `error` or `exit` reports: its text, and the Agent Handler child's `code`/`retryable` (unknown to Fen, so under `extra`). */
+  #failureFrom(details: unknown, extra: RunEventExtra | undefined, previous?: ChildFailure): ChildFailure {
     const failure: ChildFailure = { ...previous };
     if (typeof details === 'string' && details !== '') failure.details = details;
-    if (typeof event['code'] === 'string') failure.code = event['code'];
-    if (typeof event['retryable'] === 'boolean') failure.retryable = event['retryable'];
+    if (typeof extra?.['code'] === 'string') failure.code = extra['code'];
+    if (typeof extra?.['retryable'] === 'boolean') failure.retryable = extra['retryable'];
     return failure;
   }
 }

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { ControlRefusedError } from '../run/errors.js';
-import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../index.js';
+import type { Ack, AckOrigin, Delivery, InfoNoticeFields, Outcome, RunEvent, RunHandleState } from '../index.js';
 import type { WireControlType } from '../wire/index.js';
 import { parseRecord } from './records.js';
 import type { AckRecordBody, ControlMessage, ReadRecord, RelayedControl } from './records.js';
@@ -363,8 +363,8 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
     return answered;
   }
 
-  #info(kind: string, summary: string, extra: Record<string, unknown>): void {
-    this.#yield({ type: 'info', v: 1, seq: 0, run: this.id, summary, queue: kind, ...extra });
+  #info(kind: NonNullable<InfoNoticeFields['queue']>, summary: string, fields: Pick<InfoNoticeFields, 'attempt' | 'outcome' | 'worker' | 'previous' | 'missed'>): void {
+    this.#yield({ type: 'info', v: 1, seq: 0, run: this.id, summary, queue: kind, ...fields });
   }
 
   #yield(event: RunEvent): void {

@@ -3,7 +3,7 @@ import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, Send
 import { resolveOptions } from '../run/spawn-run.js';
 import { SupervisedRun } from '../run/supervised-run.js';
 import type { Usage } from '../wire/index.js';
-import type { OutcomeErrorCode, OutcomeStatus, RejectedEvent, Run, RunEvent, RunOptions } from '../run/types/index.js';
+import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../run/types/index.js';
 
 /** A control as the in-memory child received it: its ref (the Ack's `seq`) and the control. */
 export interface ReceivedControl {
@@ -42,8 +42,8 @@ export interface InMemoryChild {
   result(finalText: string | undefined, options?: { stopReason?: string; usage?: Usage; truncated?: boolean }): void;
   /** `exit`: the child says how it ended (the run ends when it is `gone()`, or after the kill grace). */
   exit(status: OutcomeStatus, error?: string): void;
-  /** Any other event, published as it is (its `seq` and `run` are filled in). */
-  event(event: Omit<RunEvent, 'seq' | 'run' | 'v'> & { type: string }): void;
+  /** Any other event, published as it is (its envelope is filled in); unknown fields go under its `extra`. */
+  event(event: RunEventDraft): void;
   /** A rejected line. */
   rejected(event: Omit<RejectedEvent, 'type'>): void;
   /** A protocol failure the run cannot survive. */
@@ -134,7 +134,8 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
   let seq = 0;
   let turn = 0;
   const sink = () => driver.sink;
-  const publish = (event: Record<string, unknown>) => sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
+  // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
+  const publish = (event: RunEventDraft | Omit<ExitRunEvent, 'v' | 'seq' | 'run'>) => sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
   return {
     get controls() {
       return driver.received;

@@ -29,6 +29,12 @@ export interface DisplayFields {
   'physical-cwd'?: string;
 }
 
+/**
+ * One message type as decoded: the envelope, the declared fields, and an index signature. Unlike the
+ * camelCase RunEvents (whose unknown fields move under `extra`), a wire message is the object the
+ * line parsed to, as it is: the codec checks the declared fields and keeps any other field the sender
+ * wrote, so the index signature says what is really there (read as `unknown`, to be checked).
+ */
 type Wire<T extends string, P> = Envelope & { type: T } & P & { [extra: string]: unknown };
 type Display<T extends string, P> = Wire<T, P & DisplayFields>;
 
@@ -78,7 +84,10 @@ export type TurnCompleteEvent = Wire<
   { turn: number; 'stop-reason': string; usage?: JsonObject }
 >;
 export type AckStatus = 'accepted' | 'rejected' | 'applied';
-export type ControlAckEvent = Wire<'control-ack', { status: AckStatus; ref?: number; reason?: string }>;
+/** `ref` may be omitted only when `status` is `rejected` (the codec rejects any other ack without it). */
+export type ControlAckEvent =
+  | Wire<'control-ack', { status: 'accepted' | 'applied'; ref: number; reason?: string }>
+  | Wire<'control-ack', { status: 'rejected'; ref?: number; reason?: string }>;
 export type ResultEvent = Wire<
   'result',
   {

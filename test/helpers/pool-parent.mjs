@@ -27,7 +27,7 @@ sup.on('start', (run) => {
   reported.push(
     new Promise((resolve) => {
       run.on('event', (event) => {
-        if (typeof event.grandchildPid === 'number' && ++grandchildren === 2) resolve();
+        if (typeof event.extra?.grandchildPid === 'number' && ++grandchildren === 2) resolve();
       });
     }),
   );

@@ -97,8 +97,8 @@ export function supervise(scenario: Scenario | BuiltinScenarioName, options: Sta
     // The mirror has applied an event by the time it is published; the ack promise settles a little later,
     // after the rest of the batch, so this is the only exact view of the state "right after the ack".
     if (event.type === 'control-ack' && event.ref !== undefined) stateAtAck.set(event.ref, run.state);
-    const reported = (event as Record<string, unknown>)['grandchildPid'];
-    if (typeof reported === 'number') pids.add(reported);
+    const reported = grandchildPidOf(event);
+    if (reported !== undefined) pids.add(reported);
   });
   run.on('state', (state) => states.push(state));
 
@@ -302,6 +302,12 @@ export function describeOutcome(outcome: Outcome): string {
 }
 
 /** The event types in order (without rejected lines), for order assertions. */
+/** The pid a fake child's `spawn-grandchild` step reports (an unknown Fen field, so under `extra`). */
+export function grandchildPidOf(event: RunEvent): number | undefined {
+  const pid = event.type === 'rejected' ? undefined : event.extra?.['grandchildPid'];
+  return typeof pid === 'number' ? pid : undefined;
+}
+
 export function types(events: RunEvent[]): string[] {
   return events.map((event) => event.type);
 }

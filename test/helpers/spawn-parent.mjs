@@ -28,8 +28,8 @@ for (let index = 0; index < runs; index++) {
   const grandchildren = [];
   const reported = new Promise((resolve) => {
     run.on('event', (event) => {
-      if (typeof event.grandchildPid === 'number') {
-        grandchildren.push(event.grandchildPid);
+      if (typeof event.extra?.grandchildPid === 'number') {
+        grandchildren.push(event.extra.grandchildPid);
         if (grandchildren.length === 2) resolve();
       }
     });

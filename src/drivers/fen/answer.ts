@@ -40,9 +40,9 @@ export async function readAnswer(result: ResultEvent, rules: AnswerFileRules): P
       truncationNote: 'the child cut the answer to fit one line and wrote no file with the whole text',
     };
   }
-  // The spec's file holds the uncut text and the line its cut UTF-8 prefix: a file that does not begin
-  // with that prefix is not the answer, whatever it is (a /proc file of the child's, an empty file).
-  const read = await readAnswerFile(path, rules, cut ? inline : undefined);
+  // The spec's file holds the uncut text and the line a cut UTF-8 prefix of it: a file shorter than that
+  // prefix cannot be the whole answer (an empty file, a /proc file of a process that just ended).
+  const read = await readAnswerFile(path, rules, cut && inline !== undefined ? Buffer.byteLength(inline) : 0);
   if (read.ok) return { finalText: read.text, truncated: false };
   return {
     ...(inline === undefined ? {} : { finalText: inline }),
@@ -63,11 +63,11 @@ type FileRead = { ok: true; text: string } | { ok: false; refusal: FinalTextFile
  * (where the filesystem keeps one) birth time no earlier than the run's start, and at most `maxBytes`
  * long. It is read through the descriptor until end of file (never trusting `st_size` for the reading),
  * at most `maxBytes` + 1 bytes; what was read must then be exactly `st_size` bytes (a /proc or /sys
- * file reports 0 or a page, and holds something else) and begin with the cut inline text `prefix`.
+ * file reports 0 or a page, and holds something else) and at least `minBytes` (the cut inline text's).
  * A refused file is neither read nor removed, except one that passes every ownership check but is too
  * large: that is the child's temp file, removed as the spec says the parent does.
  */
-async function readAnswerFile(path: string, rules: AnswerFileRules, prefix: string | undefined): Promise<FileRead> {
+async function readAnswerFile(path: string, rules: AnswerFileRules, minBytes: number): Promise<FileRead> {
   const refuse = (code: FinalTextRefusalCode, reason: string, removed = false): FileRead => ({
     ok: false,
     refusal: { code, reason, path, removed },
@@ -106,12 +106,11 @@ async function readAnswerFile(path: string, rules: AnswerFileRules, prefix: stri
       const held = bytes === undefined ? `more than ${rules.maxBytes} bytes` : `${bytes.length} bytes`;
       return refuse('size-mismatch', `it holds ${held} but reports ${stat.size}: not a file the child wrote (a /proc or /sys file, or one still being written)`);
     }
-    const text = new TextDecoder('utf-8').decode(bytes);
-    if (prefix !== undefined && !text.startsWith(prefix)) {
-      return refuse('text-mismatch', 'it does not begin with the cut text of the result line, so it is not the whole answer');
+    if (bytes.length < minBytes) {
+      return refuse('shorter-than-cut', `it holds ${bytes.length} bytes, fewer than the ${minBytes} of the result's cut text, so it is not the whole answer`);
     }
     await removeIfSame(path, link);
-    return { ok: true, text };
+    return { ok: true, text: new TextDecoder('utf-8').decode(bytes) };
   } catch (error) {
     return refuse('unreadable', `reading it failed (${(error as Error).message})`);
   } finally {

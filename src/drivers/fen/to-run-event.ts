@@ -1,28 +1,39 @@
-// Converts decoded wire events (kebab-case keys) into the camelCase RunEvent objects users see.
+// Converts decoded wire events (kebab-case keys) into the camelCase RunEvent objects users see, unknown fields under `extra`.
 import { toUsage } from '../../wire/index.js';
-import type { JsonObject, WireEvent } from '../../wire/index.js';
-import type { RunEvent } from '../../run/types/index.js';
+import type { JsonObject, JsonValue, WireEvent } from '../../wire/index.js';
+import { EVENT_SCHEMAS } from '../../wire/schema.js';
+import type { RunEvent, RunEventExtra } from '../../run/types/index.js';
+import { putExtra } from '../extra-fields.js';
 
 const keyCache = new Map<string, string>();
-/** Top-level key -> the name it gets in a RunEvent (camelCase, unless that would be an envelope key). */
-const fieldNames = new Map<string, string>();
+
+/** Marks, in a remembered key order, a key that is not one of its type's fields. */
+const EXTRA = '';
 
 /**
- * The keys of the last event of each type, in order, and their RunEvent names. Events of one type
- * nearly always repeat the same keys in the same order, so most keys are matched by identity with the
- * remembered one (JSON.parse interns keys) instead of a hash lookup; a mismatch falls back to
- * `fieldNames` and updates the remembered order.
+ * One event type's fields: each wire key to its RunEvent name, known from the schema table. It also
+ * remembers the keys of the type's last event, in order, with their names (or {@link EXTRA}): events
+ * of one type nearly always repeat the same keys in the same order, so most keys are matched by
+ * identity with the remembered one (JSON.parse interns keys) instead of a hash lookup; a mismatch
+ * falls back to `names` and updates the remembered order.
  */
-interface KeyOrder {
-  keys: string[];
-  names: string[];
+interface TypeFields {
+  readonly names: ReadonlyMap<string, string>;
+  readonly order: { keys: string[]; names: string[] };
 }
-const keyOrders = new Map<unknown, KeyOrder>();
-/** Bounded, although only validated event types reach toRunEvent. */
-const MAX_KEY_ORDERS = 256;
 
-/** Envelope keys: a converted extra key (`type?`, `run-`) must never overwrite them. */
-const ENVELOPE = new Set(['v', 'seq', 'type', 'run']);
+/** The envelope, the same name on every type. */
+const ENVELOPE = ['v', 'seq', 'type', 'run'];
+
+function typeFields(keys: readonly string[]): TypeFields {
+  const names = new Map<string, string>();
+  for (const key of [...ENVELOPE, ...keys]) names.set(key, camelKey(key));
+  return { names, order: { keys: [], names: [] } };
+}
+
+const FIELDS = new Map<unknown, TypeFields>(
+  [...EVENT_SCHEMAS].map(([type, spec]) => [type, typeFields(spec.fields.map((field) => field.key))]),
+);
 
 /** `stop-reason` -> `stopReason`, `is-error?` -> `isError`, `final?` -> `final`; other keys stay. */
 export function camelKey(key: string): string {
@@ -37,60 +48,53 @@ export function camelKey(key: string): string {
 }
 
 /**
- * The camelCase copy of one event. Every top-level key is converted, unknown extra fields included;
- * `usage` (validated as an object) becomes subvisor's {@link Usage}; other nested values (arguments,
- * results) are kept as they are. When two keys map to the same
- * camelCase name (`a-b` and `aB`), the one written in kebab case wins, as it is the protocol's. An
- * extra key that would turn into an envelope key (`type?`) keeps its original spelling.
+ * The camelCase copy of one (validated) event. Its type's fields get their camelCase names; `usage`
+ * (validated as an object on the types that carry it) becomes subvisor's {@link Usage}; other nested
+ * values (arguments, results) are kept as they are. Every other key goes under `extra`, camelCased
+ * too, allocated only when there is one: see {@link RunEventExtra} for the rule that keeps two unknown
+ * keys from landing on one name.
  */
 export function toRunEvent(event: WireEvent): RunEvent {
-  const source = event as Record<string, unknown>;
+  const source = event as Record<string, JsonValue>;
+  const fields = FIELDS.get(source['type']) ?? ENVELOPE_ONLY;
+  const { keys, names } = fields.order;
   const converted: Record<string, unknown> = {};
-  // Only after a renamed key can a key that keeps its spelling collide with an earlier one.
-  let renamed = false;
-  let order = keyOrders.get(source['type']);
-  if (order === undefined) {
-    order = { keys: [], names: [] };
-    if (keyOrders.size < MAX_KEY_ORDERS) keyOrders.set(source['type'], order);
-  }
-  const { keys, names } = order;
+  let extra: RunEventExtra | undefined;
   let index = 0;
   // for...in over a JSON.parse result sees exactly its own keys, and is faster than Object.keys here.
   for (const key in source) {
     let name: string;
-    // llm-end, turn-complete and result carry usage (checked to be an object); on another type it is an unknown extra field.
-    const value = source[key];
-    if (key === 'usage' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      converted['usage'] = toUsage(value as JsonObject);
-      index++;
-      continue;
-    }
     if (keys[index] === key) {
       name = names[index]!;
     } else {
-      name = fieldNames.get(key) ?? fieldName(key);
+      name = fields.names.get(key) ?? EXTRA;
       keys[index] = key;
       names[index] = name;
     }
     index++;
-    if (name === '__proto__') {
-      // A child may send this key: keep it as data, never as the object's prototype.
-      Object.defineProperty(converted, name, { value: source[key], enumerable: true, writable: true, configurable: true });
-    } else if (name !== key) {
-      renamed = true;
-      converted[name] = source[key];
-    } else if (!renamed || !Object.hasOwn(converted, name)) {
-      converted[name] = source[key];
+    const value = source[key]!;
+    if (name === EXTRA) {
+      extra = addExtra(extra ?? {}, source, key, value);
+    } else if (name === 'usage') {
+      converted['usage'] = toUsage(value as JsonObject);
+    } else {
+      converted[name] = value;
     }
   }
-  return converted as RunEvent;
+  if (extra !== undefined) converted['extra'] = extra;
+  return converted as unknown as RunEvent;
 }
 
-/** The RunEvent name of a top-level key: its camelCase form, or the key itself when that is an envelope key. */
-function fieldName(key: string): string {
+/** For a type outside the schema table (never reached: decode rejects unknown types): only the envelope is known. */
+const ENVELOPE_ONLY = typeFields([]);
+
+/**
+ * Adds one unknown key under its camelCase name, or under its own spelling when that name is taken
+ * (a key of the line spelled that way, or an earlier converted key): nothing is dropped.
+ */
+function addExtra(extra: RunEventExtra, source: Record<string, JsonValue>, key: string, value: JsonValue): RunEventExtra {
   let name = camelKey(key);
-  if (name !== key && ENVELOPE.has(name)) name = key;
-  // Bounded like keyCache: keys come from an untrusted child.
-  if (fieldNames.size < 1024) fieldNames.set(key, name);
-  return name;
+  if (name !== key && (Object.hasOwn(source, name) || Object.hasOwn(extra, name))) name = key;
+  putExtra(extra, name, value);
+  return extra;
 }

@@ -2,7 +2,6 @@
 import type { ChildExit } from '../../run/outcome.js';
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { JsonObject } from '../../wire/index.js';
 import { bridgeDisplayDraft, passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import { checkFrame, FUSERAFT_PROTOCOL_VERSION, stringField } from '../fuseraft/frames.js';
 import type { Frame } from '../fuseraft/frames.js';
@@ -299,7 +298,7 @@ class FuseraftServeDriver implements Driver {
     this.#openTurn(task, { sessionId, ...(position === undefined ? {} : { position }) });
   }
 
-  #openTurn(task: Task, fields: JsonObject): void {
+  #openTurn(task: Task, fields: { sessionId: string; position?: number }): void {
     task.turn = ++this.#turns;
     this.#context.sink.turnStarted(task.turn);
     this.#channel.event({ type: 'turn-started', turn: task.turn, ...fields });

@@ -1,6 +1,7 @@
 // One `fuseraft run --bridge` orchestration session: stdout frames to facts and events, cancel to interrupt. Pure.
 import { addUsage } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import { bridgeDisplayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
@@ -172,7 +173,7 @@ export class BridgeSession {
     const content = message['content'] as string;
     const orchestrator = agent === ORCHESTRATOR;
     if (!this.#turnOpen) this.#openTurn(undefined);
-    const base = { agent, ...(orchestrator ? { orchestrator: true } : {}) };
+    const base = { agent, ...(orchestrator ? { orchestrator: true as const } : {}) };
     const text = message['role'] === 'user'
       ? { type: 'user' as const, text: content, ...base }
       : { type: 'assistant-text' as const, final: true, text: content, ...base };
@@ -187,11 +188,11 @@ export class BridgeSession {
     const usage = usageOf(message);
     if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
     this.#turnOpen = false;
-    const complete: Record<string, unknown> = { type: 'turn-complete', turn: this.#turn, stopReason: 'end_turn', ...base };
-    if (usage !== undefined) complete['usage'] = usage;
-    if (isObject(message) && Array.isArray(message['toolCalls'])) complete['toolCalls'] = message['toolCalls'];
+    const complete: RunEventDraftOf<'turn-complete'> = { type: 'turn-complete', turn: this.#turn, stopReason: 'end_turn', ...base };
+    if (usage !== undefined) complete.usage = usage;
+    if (isObject(message) && Array.isArray(message['toolCalls'])) complete.toolCalls = message['toolCalls'];
     this.#facts.turnCompleted(this.#turn, 'end_turn', usage);
-    this.#facts.event(complete as { type: 'turn-complete' });
+    this.#facts.event(complete);
   }
 
   #onResult(frame: Frame): void {
@@ -206,13 +207,13 @@ export class BridgeSession {
     }
     const succeeded = frame['succeeded'] === true;
     const stopReason = succeeded ? 'end_turn' : this.#cancelled ? 'aborted' : 'error';
-    const draft: Record<string, unknown> = { type: 'result', stopReason };
-    if (this.#answer !== undefined) draft['finalText'] = this.#answer.text;
-    if (this.#answer?.truncated === true) draft['truncated'] = true;
+    const draft: RunEventDraftOf<'result'> = { type: 'result', stopReason };
+    if (this.#answer !== undefined) draft.finalText = this.#answer.text;
+    if (this.#answer?.truncated === true) draft.truncated = true;
     const usage = usageOf(frame) ?? this.#usage;
-    if (usage !== undefined) draft['usage'] = usage;
+    if (usage !== undefined) draft.usage = usage;
     this.#facts.result({ stopReason, answer: this.#answer, usage });
-    this.#facts.event(withExtras(draft as { type: 'result' }, frame, ['inputTokens', 'outputTokens']));
+    this.#facts.event(withExtras(draft, frame, ['inputTokens', 'outputTokens']));
     this.#facts.ending();
   }
 

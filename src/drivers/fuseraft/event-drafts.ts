@@ -1,53 +1,33 @@
 // Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
 import { toUsage } from '../../wire/index.js';
-import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
-import type { RunEventType } from '../../run/types/index.js';
+import type { JsonObject, Usage } from '../../wire/index.js';
+import type { RunEventDraft, RunEventDraftOf } from '../../run/types/index.js';
+import { collectExtra } from '../extra-fields.js';
 import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
 import type { Frame } from './frames.js';
 
 /** A RunEvent without its envelope (`v`, `seq`, `run`), which whoever publishes it adds. */
-export interface EventDraft {
-  type: RunEventType;
-  [field: string]: unknown;
-}
-
-/** Envelope keys and `type`: a frame's field of that name must not overwrite them. */
-const RESERVED = new Set(['type', 'v', 'seq', 'run']);
+export type EventDraft = RunEventDraft;
 
 /**
- * Adds the frame's fields the mapping did not consume (`used`) to `draft`, as sent: unknown fields
- * pass through. A field whose name the draft already has (or an envelope key) is kept under
- * `extraFields` instead of overwriting it.
+ * Puts the frame's fields the mapping did not consume (`used`, and the frame's `type`) under the
+ * draft's `extra`, as sent: unknown fields pass through, and never clobber a field of the draft.
  */
-export function withExtras(draft: EventDraft, frame: Frame, used: readonly string[]): EventDraft {
-  let collided: JsonObject | undefined;
-  for (const key of Object.keys(frame)) {
-    if (key === 'type' || used.includes(key)) continue;
-    if (RESERVED.has(key) || Object.hasOwn(draft, key)) {
-      collided ??= {};
-      define(collided, key, frame[key]!);
-    } else {
-      define(draft, key, frame[key]!);
-    }
-  }
-  if (collided !== undefined) draft['extraFields'] = collided;
+export function withExtras<D extends EventDraft>(draft: D, frame: Frame, used: readonly string[]): D {
+  const extra = collectExtra(frame, (key) => key === 'type' || used.includes(key));
+  if (extra !== undefined) draft.extra = extra;
   return draft;
-}
-
-/** Own data property even for `__proto__` (which a plain assignment would turn into a prototype). */
-function define(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /**
  * A frame with no RunEvent of its own (status, plan, file_changed, title, an unknown type...): an
- * `info` event carrying `nativeType` and every field of the frame. `text`/`info`/`warning` frames
+ * `info` event carrying `nativeType`, with every other field of the frame under `extra`. `text`/`info`/`warning` frames
  * put their text in `summary` too.
  */
-export function passthrough(frame: Frame, summary?: string): EventDraft {
-  const draft: EventDraft = { type: 'info', nativeType: frame.type };
+export function passthrough(frame: Frame, summary?: string): RunEventDraftOf<'info'> {
+  const draft: RunEventDraftOf<'info'> = { type: 'info', nativeType: frame.type };
   const text = summary ?? (['text', 'info', 'warning'].includes(frame.type) ? stringField(frame, 'text') : undefined);
-  if (text !== undefined) draft['summary'] = text;
+  if (text !== undefined) draft.summary = text;
   return withExtras(draft, frame, []);
 }
 
@@ -55,25 +35,33 @@ export function passthrough(frame: Frame, summary?: string): EventDraft {
 export function displayDraft(frame: Frame): EventDraft | undefined {
   switch (frame.type) {
     case 'token':
-      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] }, frame, ['text']);
+      // checkFrame made sure of the required fields (`text`, `name`, `tool`, `ok`) of every frame mapped here.
+      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] as string }, frame, ['text']);
     case 'thinking':
-      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] }, frame, ['text']);
+      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] as string }, frame, ['text']);
     case 'tool_call': {
-      const draft: EventDraft = { type: 'tool-call', name: frame['name'] };
-      copyDefined(draft, frame, { id: 'id', summary: 'summary', args: 'arguments', agent: 'agent' });
+      const draft: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['name'] as string };
+      const id = stringField(frame, 'id');
+      if (id !== undefined) draft.id = id;
+      const summary = stringField(frame, 'summary');
+      if (summary !== undefined) draft.summary = summary;
+      const args = frame['args'];
+      if (args !== undefined && args !== null) draft.arguments = args;
+      const agent = stringField(frame, 'agent');
+      if (agent !== undefined) draft.agent = agent;
       return withExtras(draft, frame, ['id', 'name', 'summary', 'args', 'agent']);
     }
     case 'tool_result': {
-      const draft: EventDraft = { type: 'tool-result', name: frame['name'], isError: frame['ok'] !== true };
+      const draft: RunEventDraftOf<'tool-result'> = { type: 'tool-result', name: frame['name'] as string, isError: frame['ok'] !== true };
       const id = stringField(frame, 'id');
       if (id !== undefined) {
-        draft['id'] = id;
-        draft['toolCallId'] = id;
+        draft.id = id;
+        draft.toolCallId = id;
       }
       const output = frame['output'];
-      if (output !== undefined) draft['result'] = output;
+      if (output !== undefined) draft.result = output;
       // fuseraft cuts the output at its cap without saying so: at the cap, assume it was cut.
-      if (typeof output === 'string' && output.length >= TOOL_OUTPUT_CAP) draft['transportTruncated'] = true;
+      if (typeof output === 'string' && output.length >= TOOL_OUTPUT_CAP) draft.transportTruncated = true;
       return withExtras(draft, frame, ['id', 'name', 'ok', 'output']);
     }
     case 'retrying': {
@@ -91,8 +79,11 @@ export function displayDraft(frame: Frame): EventDraft | undefined {
 export function bridgeDisplayDraft(frame: Frame): EventDraft | undefined {
   switch (frame.type) {
     case 'tool_calling': {
-      const draft: EventDraft = { type: 'tool-call', name: frame['tool'] };
-      copyDefined(draft, frame, { agent: 'agent', argsSummary: 'summary' });
+      const draft: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['tool'] as string };
+      const agent = stringField(frame, 'agent');
+      if (agent !== undefined) draft.agent = agent;
+      const summary = stringField(frame, 'argsSummary');
+      if (summary !== undefined) draft.summary = summary;
       return withExtras(draft, frame, ['tool', 'agent', 'argsSummary']);
     }
     case 'token_budget_warning': {
@@ -112,12 +103,4 @@ export function usageOf(source: JsonObject): Usage | undefined {
     if (value !== undefined) counts[key] = value;
   }
   return Object.keys(counts).length === 0 ? undefined : toUsage(counts);
-}
-
-/** Copies the frame fields named in `names` (frame key -> draft key) that are present and not null. */
-function copyDefined(draft: EventDraft, frame: Frame, names: Readonly<Record<string, string>>): void {
-  for (const [from, to] of Object.entries(names)) {
-    const value: JsonValue | undefined = frame[from];
-    if (value !== undefined && value !== null) draft[to] = value;
-  }
 }

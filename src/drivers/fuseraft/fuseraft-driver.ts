@@ -197,10 +197,11 @@ class FuseraftDriver implements Driver {
    * copy per event was the driver's largest cost). fuseraft has no sequence numbers: `seq` counts the run's events.
    */
   #stamp(draft: EventDraft): RunEvent {
-    draft['v'] = 1;
-    draft['seq'] = ++this.#seq;
-    draft['run'] = this.#context.runId;
-    return draft as unknown as RunEvent;
+    const event = draft as RunEvent & { v: 1; seq: number; run: string };
+    event.v = 1;
+    event.seq = ++this.#seq;
+    event.run = this.#context.runId;
+    return event;
   }
 
   #write(line: JsonObject): boolean {

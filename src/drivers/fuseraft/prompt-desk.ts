@@ -1,7 +1,7 @@
 // Answers fuseraft's approval requests and questions: one caller callback at a time, exactly one response each, in order.
 import type { JsonObject } from '../../wire/index.js';
 import { passthrough } from './event-drafts.js';
-import type { EventDraft } from './event-drafts.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { Frame } from './frames.js';
 import { approvalRequestOf, approves, questionRequestOf } from './prompts.js';
 import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from './prompts.js';
@@ -31,7 +31,7 @@ export interface DeskOutput {
   /** Writes one response line to fuseraft's stdin. */
   respond(line: JsonObject): void;
   /** Publishes an event. */
-  report(draft: EventDraft): void;
+  report(draft: RunEventDraftOf<'info'>): void;
 }
 
 type Item =

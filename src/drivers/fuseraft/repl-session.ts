@@ -1,6 +1,7 @@
 // One `fuseraft repl --vscode` chat: stdout frames to facts and events, run controls to stdin lines. Pure: no process.
 import { addUsage, advance, decide } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import { displayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';
@@ -294,10 +295,10 @@ export class ReplSession {
     this.#facts.event(passthrough(frame, 'fuseraft is about to exit'));
     if (!this.#cancelled && this.#answer !== undefined && this.#lastEnd === 'completed') {
       this.#facts.result({ stopReason: 'end_turn', answer: this.#answer, usage: this.#usage });
-      const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: this.#answer.text };
-      if (this.#usage !== undefined) result['usage'] = this.#usage;
-      if (this.#answer.truncated) result['truncated'] = true;
-      this.#facts.event(result as { type: 'result' });
+      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: this.#answer.text };
+      if (this.#usage !== undefined) result.usage = this.#usage;
+      if (this.#answer.truncated) result.truncated = true;
+      this.#facts.event(result);
     }
     this.#facts.ending();
   }

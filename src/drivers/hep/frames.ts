@@ -1,5 +1,7 @@
 // HEP v1 frames (seed 001): one stdout line parsed into a frame, the header check, and each known frame's required fields.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
+import type { RunEventExtra } from '../../run/types/index.js';
+import { collectExtra } from '../extra-fields.js';
 
 /** A parsed frame: a JSON object whose `type` is a string. Untrusted: check it with {@link frameErrors}. */
 export type HepFrame = JsonObject & { type: string };
@@ -92,17 +94,18 @@ export function isBounded(text: unknown): boolean {
   return typeof text === 'string' && BOUNDED_SUFFIX.test(text);
 }
 
-/** The fields of `frame` not in `known`, camelCased, for the event's extras (unknown fields are delivered, not dropped). */
-export function extraFields(frame: HepFrame, known: readonly string[]): Record<string, JsonValue> {
-  const extras: Record<string, JsonValue> = {};
-  for (const key of Object.keys(frame)) {
-    if (key === 'type' || known.includes(key)) continue;
-    let name = key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase());
-    // Never let a child's field replace the envelope or the prototype.
-    if (name === 'v' || name === 'seq' || name === 'run' || name === 'type' || name === '__proto__') name = `hep_${key}`;
-    extras[name] = frame[key]!;
-  }
-  return extras;
+/**
+ * The fields of `frame` not in `known` (nor its `type`), camelCased, as the event's `extra` (unknown
+ * fields are delivered, not dropped), to spread into the event: `{}` when there are none.
+ */
+export function extraOf(frame: HepFrame, known: readonly string[]): { extra?: RunEventExtra } {
+  const extra = collectExtra(frame, (key) => key === 'type' || known.includes(key), camelOfSnake);
+  return extra === undefined ? {} : { extra };
+}
+
+/** `tokens_freed` -> `tokensFreed`. */
+function camelOfSnake(key: string): string {
+  return key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 function fits(value: JsonValue | undefined, kind: FieldKind): boolean {

@@ -11,12 +11,12 @@ import type {
   SendOutcome,
 } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { RejectedCode, RunEvent } from '../../run/types/index.js';
+import type { ExitRunEvent, RejectedCode, RunEventDraft } from '../../run/types/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { SplitLine } from '../../text/line-splitter.js';
 import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
-import { extraFields, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
+import { extraOf, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
 import type { HepFrame } from './frames.js';
 
 /** Exit codes of `fa` (seed 001 and its code): 0 ok, 1 provider error, 64 usage error, 130 cancelled. */
@@ -190,7 +190,7 @@ export class HepDriver implements Driver {
     this.#headerSeen = true;
     const frame = (parseLine(text) as { frame: HepFrame }).frame;
     this.#context.sink.ready();
-    this.#publish({ type: 'ready', protocol: 'hep', ...extraFields(frame, []) }, seq);
+    this.#publish({ type: 'ready', protocol: 'hep', ...extraOf(frame, []) }, seq);
   }
 
   #frame(frame: HepFrame, seq: number): void {
@@ -208,11 +208,11 @@ export class HepDriver implements Driver {
         return;
       case 'message_start':
         this.#openRound(turn, seq);
-        this.#publish({ type: 'llm-start', ...extraFields(frame, ['turn_id']) }, seq);
+        this.#publish({ type: 'llm-start', ...extraOf(frame, ['turn_id']) }, seq);
         return;
       case 'message_delta':
         this.#openRound(turn, seq);
-        this.#publish({ type: 'assistant-text-delta', delta: frame['delta']!, ...extraFields(frame, ['turn_id', 'delta']) }, seq);
+        this.#publish({ type: 'assistant-text-delta', delta: frame['delta'] as string, ...extraOf(frame, ['turn_id', 'delta']) }, seq);
         return;
       case 'tool_start': {
         this.#openRound(turn, seq);
@@ -220,11 +220,11 @@ export class HepDriver implements Driver {
         this.#publish(
           {
             type: 'tool-call',
-            name: frame['name']!,
-            id: frame['id']!,
+            name: frame['name'] as string,
+            id: frame['id'] as string,
             ...(args === undefined ? {} : { arguments: args }),
             ...(isBounded(args) ? { transportTruncated: true } : {}),
-            ...extraFields(frame, ['turn_id', 'id', 'name', 'args_summary', 'args']),
+            ...extraOf(frame, ['turn_id', 'id', 'name', 'args_summary', 'args']),
           },
           seq,
         );
@@ -236,7 +236,7 @@ export class HepDriver implements Driver {
       case 'turn_error':
         this.#terminal = 'error';
         this.#turnError = frame['error'] as string;
-        this.#publish({ type: 'error', error: this.#turnError, source: 'provider', ...extraFields(frame, ['turn_id', 'error']) }, seq);
+        this.#publish({ type: 'error', error: this.#turnError, source: 'provider', ...extraOf(frame, ['turn_id', 'error']) }, seq);
         this.#closeRound(turn, 'error', undefined, seq);
         return;
       case 'cancelled':
@@ -245,7 +245,7 @@ export class HepDriver implements Driver {
         return;
       default:
         // tool_delta, tool_liveness, compaction_start/end: progress notices.
-        this.#publish({ type: 'info', summary: summaryOf(frame), hepType: frame.type, ...extraFields(frame, []) }, seq);
+        this.#publish({ type: 'info', summary: summaryOf(frame), hepType: frame.type, ...extraOf(frame, []) }, seq);
     }
   }
 
@@ -282,7 +282,7 @@ export class HepDriver implements Driver {
     if (turn <= this.#openedTurn) return;
     this.#openedTurn = turn;
     this.#context.sink.turnStarted(turn);
-    this.#publish({ type: 'turn-started', turn, ...(frame === undefined ? {} : extraFields(frame, known)) }, seq);
+    this.#publish({ type: 'turn-started', turn, ...(frame === undefined ? {} : extraOf(frame, known)) }, seq);
   }
 
   #closeRound(turn: number, stopReason: string, usage: Usage | undefined, seq: number): void {
@@ -352,10 +352,10 @@ export class HepDriver implements Driver {
 
   #exit(exitCode: number | null, exit: { status: 'done' | 'cancelled' | 'failed'; error?: string; code?: 'usage-error' | 'no-exit-event' }): void {
     this.#context.sink.exit(exit);
-    const event: Record<string, unknown> = { type: 'exit', status: exit.status, run: this.#context.runId, exitCode };
-    if (exit.error !== undefined) event['error'] = exit.error;
+    const event: ExitRunEvent = { type: 'exit', status: exit.status, run: this.#context.runId, exitCode };
+    if (exit.error !== undefined) event.error = exit.error;
     // HEP has no exit frame: the event is made from the exit code, so it has no v/seq (see docs/protocols.md).
-    this.#context.sink.event(event as RunEvent);
+    this.#context.sink.event(event);
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -370,8 +370,8 @@ export class HepDriver implements Driver {
     });
   }
 
-  #publish(event: Record<string, unknown>, seq: number): void {
-    this.#context.sink.event({ ...event, v: 1, seq, run: this.#context.runId } as RunEvent);
+  #publish(event: RunEventDraft, seq: number): void {
+    this.#context.sink.event({ ...event, v: 1, seq, run: this.#context.runId });
   }
 
   #reject(

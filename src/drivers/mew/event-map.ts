@@ -3,6 +3,7 @@ import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import { isObject, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 
@@ -34,14 +35,15 @@ export function providerDraft(event: JsonObject): EventDraft {
       const kind = deltaKind(event);
       if (kind === 'other') return passthrough(frame);
       const type = kind === 'text' ? 'assistant-text-delta' : 'assistant-thinking-delta';
-      return withExtras({ type, delta: event['delta'] }, frame, ['delta']);
+      // readMessage checked `delta` (required, a string).
+      return withExtras({ type, delta: event['delta'] as string }, frame, ['delta']);
     }
     case 'message_end': {
-      const draft: EventDraft = { type: 'llm-end' };
+      const draft: RunEventDraftOf<'llm-end'> = { type: 'llm-end' };
       const finish = stringField(event, 'finish');
-      if (finish !== undefined) draft['stopReason'] = finish;
+      if (finish !== undefined) draft.stopReason = finish;
       const usage = usageOf(event);
-      if (usage !== undefined) draft['usage'] = usage;
+      if (usage !== undefined) draft.usage = usage;
       return withExtras(draft, frame, ['finish', 'usage', 'cost']);
     }
     case 'retry_wait': {

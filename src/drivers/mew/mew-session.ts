@@ -1,6 +1,7 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
 import { advance, decide } from '../../wire/index.js';
 import type { JsonValue, RunState, Usage } from '../../wire/index.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
@@ -382,10 +383,10 @@ export class MewSession {
     const { answer, usage } = this.#record;
     if (end.status === 'done' && answer !== undefined) {
       this.#facts.result({ stopReason: 'end_turn', answer, usage });
-      const result: Record<string, unknown> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result['usage'] = usage;
-      if (answer.truncated) result['truncated'] = true;
-      this.#facts.event(result as { type: 'result' });
+      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
+      if (usage !== undefined) result.usage = usage;
+      if (answer.truncated) result.truncated = true;
+      this.#facts.event(result);
     }
     this.#facts.exit(end);
     this.#io.leave();

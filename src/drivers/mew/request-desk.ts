@@ -1,7 +1,7 @@
 // Answers mew's permission requests and questions: one caller callback at a time, at most one response per request id.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { passthrough } from '../fuseraft/event-drafts.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
+import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { DecidedBy } from '../fuseraft/prompt-desk.js';
 import { approves, fieldsOf } from '../fuseraft/prompts.js';
 import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from '../fuseraft/prompts.js';
@@ -20,7 +20,7 @@ export interface RequestDeskOutput {
   /** Sends one response message (`permission_response`, `ask_user_response`). */
   respond(message: MewMessage): void;
   /** Publishes an event. */
-  report(draft: EventDraft): void;
+  report(draft: RunEventDraftOf<'info'>): void;
   /** A permission decision (`allow` / `deny`) spelled for the wire. */
   decision(value: 'allow' | 'deny'): string;
 }

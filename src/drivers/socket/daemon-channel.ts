@@ -1,16 +1,13 @@
 // What every daemon driver shares on top of one connection: the run's events and rejections, backpressure, re-attaching within a grace, and how the connection's end ends the run.
 import type { DriverContext } from '../../run/driver.js';
-import type { RejectedEvent, RunEvent, RunEventType } from '../../run/types/index.js';
+import type { RejectedEvent, RunEvent, RunEventDraft } from '../../run/types/index.js';
 import type { JsonObject } from '../../wire/index.js';
 import { openConnection, safeTarget } from './connection.js';
 import type { Connection, ConnectionEnd, ConnectionOptions } from './connection.js';
 import type { DaemonFrame, FrameRejection } from './frame-decoder.js';
 
 /** An event before its envelope (`v`, `seq`, `run`), which {@link DaemonChannel.event} adds. */
-export interface DaemonEventDraft {
-  type: RunEventType;
-  [field: string]: unknown;
-}
+export type DaemonEventDraft = RunEventDraft;
 
 /** A rejection a protocol adds to the transport's (a frame that is JSON but not what the protocol allows). */
 export interface ProtocolRejection {

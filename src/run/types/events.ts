@@ -1,10 +1,18 @@
 // Public run events: the camelCase RunEvent union every protocol's driver yields, the same for all.
 import type { JsonObject, JsonValue, RejectionCode, Usage } from '../../wire/index.js';
+import type { Outcome } from './outcome.js';
 
 /**
- * Fields every decoded event carries: the envelope. Unknown extra fields the child sent are kept,
- * with their keys converted like the known ones (kebab-case to camelCase, trailing `?` dropped).
+ * The fields a child sent that its protocol does not define, keyed by their converted names (Fen:
+ * kebab-case to camelCase, a trailing `?` dropped; HEP: snake_case to camelCase; fuseraft, mew and
+ * fuseraft serve: as sent). Every unknown field lands here, one literally named `extra` included, so
+ * an unknown field can never shadow a declared one, nor be shadowed. When two unknown keys would get
+ * the same name (`a-b` and `aB`), the key spelled that way literally keeps it and the other one
+ * keeps its own spelling: nothing is dropped.
  */
+export type RunEventExtra = { [key: string]: JsonValue };
+
+/** Fields every decoded event carries: the envelope, and the child's unknown fields. */
 export interface RunEventBase {
   /** Protocol version (always 1). */
   v: 1;
@@ -12,8 +20,8 @@ export interface RunEventBase {
   seq: number;
   /** The run id of the line (always the run's own id: lines for another run are protocol failures). */
   run: string;
-  /** Unknown extra fields, camelCased. */
-  [extra: string]: unknown;
+  /** The child's fields its protocol does not define (see {@link RunEventExtra}); absent when there were none. */
+  extra?: RunEventExtra;
 }
 
 /** Optional fields any display event may carry (Fen's normalized bus events). */
@@ -35,16 +43,29 @@ export interface DisplayEventFields {
 type DisplayEvent<T extends string, P> = RunEventBase & DisplayEventFields & { type: T } & P;
 type LifecycleEvent<T extends string, P> = RunEventBase & { type: T } & P;
 
+/** fuseraft-bridge: the message was the Orchestrator's (a routing or correction turn, never the answer). */
+interface OrchestratorMark {
+  orchestrator?: true;
+}
+
+/** fuseraft-serve: the daemon's id of the task an event belongs to. */
+interface ServeSession {
+  sessionId?: string;
+}
+
 /** `agent-started`: the agent began. */
 export type AgentStartedRunEvent = DisplayEvent<'agent-started', { provider?: string; model?: string }>;
 /** `user`: a user message entered the conversation. */
-export type UserRunEvent = DisplayEvent<'user', { text?: string }>;
+export type UserRunEvent = DisplayEvent<'user', { text?: string } & OrchestratorMark>;
 /** `llm-start`: a model call began. */
 export type LlmStartRunEvent = DisplayEvent<'llm-start', { provider?: string; model?: string }>;
 /** `llm-end`: a model call ended (`stop-reason` -> `stopReason`). */
 export type LlmEndRunEvent = DisplayEvent<'llm-end', { stopReason?: string; usage?: Usage }>;
 /** `assistant-text`: a complete text block (`final?` -> `final`, `content-index` -> `contentIndex`). */
-export type AssistantTextRunEvent = DisplayEvent<'assistant-text', { final: boolean; contentIndex?: number; text?: string }>;
+export type AssistantTextRunEvent = DisplayEvent<
+  'assistant-text',
+  { final: boolean; contentIndex?: number; text?: string } & OrchestratorMark & ServeSession
+>;
 /** `assistant-text-delta`: a streamed piece of text. */
 export type AssistantTextDeltaRunEvent = DisplayEvent<'assistant-text-delta', { contentIndex?: number; delta?: string }>;
 /** `assistant-thinking`: a complete thinking block. */
@@ -74,19 +95,96 @@ export type FollowUpInjectedRunEvent = DisplayEvent<'follow-up-injected', { text
 export type AgentTurnCompleteRunEvent = DisplayEvent<'agent-turn-complete', { status?: string; error?: string }>;
 /** `error`: the child reported an error (the run may go on). */
 export type ErrorRunEvent = DisplayEvent<'error', { error?: string; source?: string }>;
+
+/**
+ * What subvisor's own drivers put on the `info` notices they make (a Fen child sends none of these:
+ * from a Fen child they would be unknown fields, under `extra`). The native frame's own fields are
+ * under `extra`.
+ */
+export interface InfoNoticeFields {
+  /**
+   * fuseraft, fuseraft-bridge, fuseraft-serve and mew: the native frame type the notice stands for
+   * (`status`, `provider.retry_wait`, ...), or the driver's own notice (`connection-lost`, `in-flight`,
+   * `pending-results`, `reattached`, `approval_response`, `question_response`, `permission_response`,
+   * `ask_user_response`, `session_history`, `session_ready`, `connection`).
+   */
+  nativeType?: string;
+  /** HEP: the frame type of a progress notice (`tool_delta`, `tool_liveness`, `compaction_start`, `compaction_end`). */
+  hepType?: string;
+  /** The daemon transport's `connection-lost` notice: how the connection ended (`connection-lost`, `no-pong`). */
+  code?: string;
+  /** Approvals and questions (fuseraft's and mew's prompt desks): who decided (`callback`, `policy`, `timeout`, ...). */
+  decidedBy?: string;
+  /** An approval or permission: whether it was granted. */
+  approved?: boolean;
+  /** fuseraft: what the approval was for (the request's `kind`). */
+  kind?: string;
+  /** fuseraft: the answer given to a question (null: skipped). */
+  answer?: string | null;
+  /** mew: whether an `ask_user_request` was answered. */
+  answered?: boolean;
+  /** mew: the request the answer is for. */
+  requestId?: string;
+  /** The approval callback threw or rejected: its message (the safe default was sent). */
+  callbackError?: string;
+  /** mew `session_history`: how many messages the session already held (not replayed). */
+  messageCount?: number;
+  /** fuseraft-serve `in-flight`: the daemon's record of a task of this client still open. */
+  inFlight?: JsonObject;
+  /** fuseraft-serve `pending-results`: the task ids whose results follow. */
+  pendingResults?: string[];
+  /** subvisor/queue: the queue's own notice; its `seq` is 0. */
+  queue?: 'attempt' | 'retry' | 'handed-back' | 'trimmed';
+  /** subvisor/queue `attempt`, `retry`, `handed-back`: the attempt (from 1). */
+  attempt?: number;
+  /** subvisor/queue `retry`: the outcome of the attempt that is retried. */
+  outcome?: Outcome;
+  /** subvisor/queue `handed-back`, `attempt`: the worker (null when its record was trimmed). */
+  worker?: string | null;
+  /** subvisor/queue `attempt`: why the previous attempt ended, when known. */
+  previous?: string | null;
+  /** subvisor/queue `trimmed`: how many records were missed. */
+  missed?: number;
+}
+
 /** `info`: a notice; `refs` lists the seqs of queued steer/follow-up controls that were dropped. */
-export type InfoRunEvent = DisplayEvent<'info', { refs?: number[] }>;
+export type InfoRunEvent = DisplayEvent<'info', { refs?: number[] } & InfoNoticeFields>;
 /** `ready`: the child is initialized and waiting for input. */
-export type ReadyRunEvent = LifecycleEvent<'ready', {}>;
+export type ReadyRunEvent = LifecycleEvent<'ready', {
+  /** HEP only: always `'hep'` (the header's fields are under `extra`). */
+  protocol?: 'hep';
+}>;
 /** `turn-started`: a turn began (turns count from 1). */
-export type TurnStartedRunEvent = LifecycleEvent<'turn-started', { turn: number }>;
+export type TurnStartedRunEvent = LifecycleEvent<'turn-started', {
+  turn: number;
+  /** fuseraft-serve: the task's queue position when the daemon queued it. */
+  position?: number;
+  /** fuseraft-serve: the turn of a task re-attached with `connectRun({ resume })`. */
+  resumed?: true;
+} & ServeSession>;
 /** `turn-complete`: a turn ended, with its stop reason (`aborted` when interrupted) and summed usage. */
-export type TurnCompleteRunEvent = LifecycleEvent<'turn-complete', { turn: number; stopReason: string; usage?: Usage }>;
-/** `control-ack`: the child's answer to the control whose seq is `ref`. Also surfaced as {@link Ack}. */
-export type ControlAckRunEvent = LifecycleEvent<
-  'control-ack',
-  { status: 'accepted' | 'rejected' | 'applied'; ref?: number; reason?: string }
->;
+export type TurnCompleteRunEvent = LifecycleEvent<'turn-complete', {
+  turn: number;
+  stopReason: string;
+  usage?: Usage;
+  /** fuseraft and mew: why a turn that ended `error` failed. */
+  error?: string;
+  /** fuseraft-bridge: the agent whose message ended the turn. */
+  agent?: string;
+  /** fuseraft-bridge: the message's tool calls, as sent. */
+  toolCalls?: JsonValue;
+} & OrchestratorMark>;
+
+interface ControlAckFields {
+  reason?: string;
+}
+/**
+ * `control-ack`: the child's answer to the control whose seq is `ref`. Also surfaced as {@link Ack}.
+ * `ref` may be missing only from a rejection (of a line too broken to name its seq).
+ */
+export type ControlAckRunEvent =
+  | LifecycleEvent<'control-ack', { status: 'accepted' | 'applied'; ref: number } & ControlAckFields>
+  | LifecycleEvent<'control-ack', { status: 'rejected'; ref?: number } & ControlAckFields>;
 /**
  * `result`: the run's answer as the child sent it (`final-text` -> `finalText`, `truncated?` ->
  * `truncated`, `final-text-path` -> `finalTextPath`). The whole answer is in `outcome.finalText`.
@@ -101,7 +199,7 @@ export type ResultRunEvent = LifecycleEvent<
     finalTextPath?: string;
     /** Sent only by older children. */
     context?: 'complete' | 'partial';
-  }
+  } & ServeSession
 >;
 
 /**
@@ -121,7 +219,10 @@ export interface ExitRunEvent {
   /** Absent when `synthetic`, or made from an exit code (HEP). */
   seq?: number;
   run: string;
-  [extra: string]: unknown;
+  /** HEP: the child's exit code (null when a signal ended it). */
+  exitCode?: number | null;
+  /** The child's unknown fields of its `exit` line (see {@link RunEventExtra}). */
+  extra?: RunEventExtra;
 }
 
 /**
@@ -195,3 +296,16 @@ export type RunEventType = RunEvent['type'];
 /** The member of {@link RunEvent} with the given `type`, e.g. `RunEventOf<'tool-call'>`. */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
+/**
+ * A child's event before its envelope (`v`, `seq`, `run`), which whoever publishes it adds: what a
+ * driver builds, and what `createInMemoryRun().event()` takes. One member per event type, so a
+ * draft's fields are checked like the event's.
+ */
+export type RunEventDraft = Exclude<RunEvent, ExitRunEvent | RejectedEvent> extends infer E
+  ? E extends RunEventBase
+    ? Omit<E, 'v' | 'seq' | 'run'>
+    : never
+  : never;
+
+/** The draft of one event type, e.g. `RunEventDraftOf<'tool-call'>`. */
+export type RunEventDraftOf<T extends RunEventDraft['type']> = Extract<RunEventDraft, { type: T }>;

@@ -64,7 +64,7 @@ export type OutcomeErrorCode =
  * - `replaced`: the path named another file when it was opened than when it was checked.
  * - `too-large`: over `maxFinalTextBytes` (this one alone passed the ownership checks, so it was removed).
  * - `size-mismatch`: what it held was not the size it reports (a /proc or /sys file, or one still being written).
- * - `text-mismatch`: it does not begin with the result's cut inline text, so it is not the whole answer.
+ * - `shorter-than-cut`: it holds fewer bytes than the result's cut inline text, so it is not the whole answer.
  */
 export type FinalTextRefusalCode =
   | 'unreadable'
@@ -76,7 +76,7 @@ export type FinalTextRefusalCode =
   | 'replaced'
   | 'too-large'
   | 'size-mismatch'
-  | 'text-mismatch';
+  | 'shorter-than-cut';
 
 /** A `final-text-path` file subvisor did not take as the answer, and why. */
 export interface FinalTextFileRefusal {
