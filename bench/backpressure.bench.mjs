@@ -27,7 +27,7 @@ export async function withheldAckFlood({ count, bytes }) {
   let steer;
   for await (const event of run) {
     if (event.type === 'turn-started' && steer === undefined) steer = run.steer('an ack the child withholds');
-    if (typeof event.monoNs !== 'string') continue;
+    if (typeof event.extra?.monoNs !== 'string') continue;
     received++;
     if (received % 50 === 0) {
       sampler.sample();
@@ -59,7 +59,7 @@ export async function exitThenPull({ count, bytes }) {
   const atOutcomeRss = process.memoryUsage.rss();
   let received = 0;
   for (let next = await events.next(); !next.done; next = await events.next()) {
-    if (typeof next.value.monoNs === 'string') received++;
+    if (typeof next.value.extra?.monoNs === 'string') received++;
     if (received % 50 === 0) sampler.sample();
   }
   const peakRss = sampler.stop();

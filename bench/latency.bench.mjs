@@ -23,7 +23,7 @@ async function subvisorLatencies(scenario, count) {
   const run = spawnRun({ ...childOptions(scenario), task: FLOOD_TASK, killGraceMs: 1000 });
   for await (const event of run) {
     const received = process.hrtime.bigint();
-    if (typeof event.monoNs === 'string') latencies.push(nsToMs(received - BigInt(event.monoNs)));
+    if (typeof event.extra?.monoNs === 'string') latencies.push(nsToMs(received - BigInt(event.extra?.monoNs)));
   }
   const outcome = await run.outcome;
   if (outcome.status !== 'done') throw new Error(`latency run ended ${outcome.status}: ${outcome.error ?? ''}`);

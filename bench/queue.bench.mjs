@@ -106,7 +106,7 @@ async function latencies(runs, expected) {
   await Promise.all(
     runs.map(async (run) => {
       for await (const event of run) {
-        if (typeof event.monoNs === 'string') values.push(nsToMs(process.hrtime.bigint() - BigInt(event.monoNs)));
+        if (typeof event.extra?.monoNs === 'string') values.push(nsToMs(process.hrtime.bigint() - BigInt(event.extra?.monoNs)));
       }
       checkDone(await run.outcome);
     }),

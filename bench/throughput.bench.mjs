@@ -28,9 +28,9 @@ async function liveRate(scenario, count) {
   let lastStamp = 0n;
   let received = 0;
   for await (const event of run) {
-    if (typeof event.monoNs !== 'string') continue;
+    if (typeof event.extra?.monoNs !== 'string') continue;
     last = process.hrtime.bigint();
-    lastStamp = BigInt(event.monoNs);
+    lastStamp = BigInt(event.extra?.monoNs);
     if (received === 0) {
       first = last;
       firstStamp = lastStamp;
@@ -84,7 +84,7 @@ async function backlogRate(scenario, count, highWaterMark) {
   let last = 0n;
   let received = 0;
   for (let next = await events.next(); !next.done; next = await events.next()) {
-    if (typeof next.value.monoNs !== 'string') continue;
+    if (typeof next.value.extra?.monoNs !== 'string') continue;
     received++;
     if (received === skip) started = process.hrtime.bigint();
     last = process.hrtime.bigint();
@@ -174,7 +174,7 @@ export async function floodMemory({ count, bytes, slow, highWaterMark }) {
   const run = spawnRun({ ...childOptions(floodScenario({ count, bytes })), task: FLOOD_TASK, killGraceMs: 1000, highWaterMark });
   let received = 0;
   for await (const event of run) {
-    if (typeof event.monoNs !== 'string') continue;
+    if (typeof event.extra?.monoNs !== 'string') continue;
     received++;
     if (received % 50 === 0) sampler.sample();
     if (slow && received % 2 === 0) await sleep(1);
