@@ -79,9 +79,9 @@ async function queuedCpu(options, queued, windowMs) {
 export async function run(options = {}) {
   const bench = 'pool';
   const child = childOptions(IDLE_SCENARIO);
-  const count = sized(options, { full: 1000, quick: 100, smoke: 8 });
+  const count = sized(options, { full: 1000, quick: 100, smoke: 2 });
   // Warm-up (module loading, first spawns), not counted.
-  const warmUp = sized(options, { full: CONCURRENCY, quick: CONCURRENCY, smoke: 2 });
+  const warmUp = sized(options, { full: CONCURRENCY, quick: CONCURRENCY, smoke: 1 });
   await throughPool(child, warmUp);
   await byHand(child, warmUp);
   // Halves in the order pool, hand, hand, pool: a machine whose load drifts during the run favours neither.

@@ -121,8 +121,8 @@ export async function run(options = {}) {
     console.log('queue: redis-server is not installed; skipped (apt-get install redis-server)');
     return [];
   }
-  const count = sized(options, { full: 500, quick: 100, smoke: 8 });
-  const latencyRuns = sized(options, { full: 40, quick: 16, smoke: 2 });
+  const count = sized(options, { full: 500, quick: 100, smoke: 2 });
+  const latencyRuns = sized(options, { full: 40, quick: 16, smoke: 1 });
   const eventsPerRun = sized(options, { full: 50, quick: 50, smoke: 5 });
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-queue-'));
   const short = childOptions(IDLE_SCENARIO);
@@ -136,8 +136,9 @@ export async function run(options = {}) {
     for (let index = 0; index < WORKERS; index++) workers.push(await startWorker(redis.url, 'bench', profiles));
     qs = createQueueSupervisor({ connection: redis.url, queue: 'bench' });
     // Warm-up (module loading, first spawns, Redis scripts), not counted.
-    await throughQueue(qs, CONCURRENCY);
-    await throughPool(short, CONCURRENCY);
+    const warmUp = sized(options, { full: CONCURRENCY, quick: CONCURRENCY, smoke: 1 });
+    await throughQueue(qs, warmUp);
+    await throughPool(short, warmUp);
     // Halves in the order pool, queue, queue, pool: a machine whose load drifts favours neither.
     const half = count / 2;
     const firstPool = await throughPool(short, half);

@@ -158,10 +158,11 @@ describe('serveAgent under spawnRun', () => {
   it('without dispatch, a follow-up queued during a turn runs as the next turn, reported injected', async () => {
     const { run, events } = start('paced', { keepAlive: true });
     await new Promise<void>((resolve) => run.on('event', (event) => event.type === 'assistant-text-delta' && resolve()));
+    const secondCompleted = new Promise<void>((resolve) => run.on('event', (event) => event.type === 'turn-complete' && event.turn === 2 && resolve()));
     const followUp = await run.followUp('and then this');
     expect(followUp.status).toBe('accepted');
     expect(await followUp.delivery).toBe('injected');
-    await new Promise<void>((resolve) => run.on('event', (event) => event.type === 'turn-complete' && event.turn === 2 && resolve()));
+    await secondCompleted;
     await run.close();
     expect(await run.outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'turn for and then this' });
     expect(events.find((event) => event.type === 'follow-up-injected')).toMatchObject({ ref: followUp.seq, text: 'and then this' });
@@ -170,10 +171,12 @@ describe('serveAgent under spawnRun', () => {
   it('with dispatch, a steer reaches the running turn and is reported injected', async () => {
     const { run, events } = start('steerable', { keepAlive: true });
     await new Promise<void>((resolve) => run.on('event', (event) => event.type === 'assistant-text-delta' && resolve()));
+    // Listen first: the turn may complete in the same read as the injection.
+    const completed = new Promise<void>((resolve) => run.on('event', (event) => event.type === 'turn-complete' && resolve()));
     const steer = await run.steer('go left');
     expect(steer.status).toBe('accepted');
     expect(await steer.delivery).toBe('injected');
-    await new Promise<void>((resolve) => run.on('event', (event) => event.type === 'turn-complete' && resolve()));
+    await completed;
     await run.close();
     const outcome = await run.outcome;
     expect(outcome.finalText).toBe('working on hi. steered: steer:go left');

@@ -9,9 +9,10 @@ import { parseDuration } from '../src/cli/duration.js';
 import { sharedRunOptions } from '../src/cli/run-options.js';
 import { UsageError } from '../src/cli/usage-error.js';
 import { LineSplitter } from '../src/text/line-splitter.js';
+import { runMain } from './helpers/cli-main.js';
 import { CLI, hasScript, ROOT, runCli } from './helpers/cli-run.js';
 
-describe('supervise usage errors (built CLI)', () => {
+describe('supervise usage errors (main() in process)', () => {
   const cases: Array<[string, string[], RegExp, string?]> = [
     ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /unknown option --frobnicate/],
     ['missing value', ['--task'], /option --task needs a value/],
@@ -37,13 +38,25 @@ describe('supervise usage errors (built CLI)', () => {
   ];
   for (const [name, args, message, input] of cases) {
     it(`${name}: exit 2, the reason on stderr, nothing on stdout`, async () => {
-      const result = await runCli(args, input === undefined ? {} : { input });
+      const result = await runMain(args, input === undefined ? {} : { input });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message);
       expect(result.stderr.startsWith('supervise: ')).toBe(true);
       expect(result.stdout.length).toBe(0);
     });
   }
+});
+
+describe('supervise usage errors (built CLI): the bin exits with what main() returns', () => {
+  it.each([
+    ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /^supervise: unknown option --frobnicate/],
+    ['no arguments at all', [], /^supervise: run a child agent[^]*Usage:/],
+  ])('%s: exit 2, the reason on stderr, nothing on stdout', async (_name, args, message) => {
+    const result = await runCli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout.length).toBe(0);
+  });
 });
 
 describe('no task at all', () => {
@@ -71,7 +84,7 @@ describe('supervise --help and --version', () => {
 
   it('--version prints the package version', async () => {
     const manifest = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version: string };
-    const result = await runCli(['--version']);
+    const result = await runMain(['--version']);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(`${manifest.version}\n`);
   });

@@ -10,6 +10,7 @@ import { parseCommandLine } from '../src/cli/args.js';
 import { parseTaskLine } from '../src/cli/task-line.js';
 import { fakeChild, liveFakeProcesses, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
+import { runMain } from './helpers/cli-main.js';
 import { CLI, hasScript, jsonLines, runCli, startCli, waitForStderr } from './helpers/cli-run.js';
 import { cleanupPoolKit, liveTrees, sampleLiveTrees } from './helpers/pool-kit.js';
 
@@ -132,7 +133,7 @@ describe('supervise --tasks', () => {
   });
 
   it('an unreadable tasks file is a usage error before anything starts', async () => {
-    const result = await runCli(['--tasks', join(tmpdir(), 'subvisor-no-such-dir', 'missing.jsonl'), ...COMMAND], { env: ENV });
+    const result = await runMain(['--tasks', join(tmpdir(), 'subvisor-no-such-dir', 'missing.jsonl'), ...COMMAND]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('cannot read it (ENOENT)');
   });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/cli/args.js';
 import { fakeFuseraftServe } from '../src/testing/index.js';
 import type { FakeFuseraftServe, ServeBuiltinName, ServeScenario } from '../src/testing/index.js';
+import { runMain } from './helpers/cli-main.js';
 import { jsonLines, runCli } from './helpers/cli-run.js';
 
 const TOKEN = 'cli-T0ken-do-not-print-77';
@@ -102,10 +103,10 @@ describe('supervise --protocol fuseraft-serve', () => {
   });
 
   it('an unreadable or empty --token-file is a usage error that names the file, not its content', async () => {
-    const missing = await runCli(['--protocol', 'fuseraft-serve', '--url', 'ws://127.0.0.1:1/attach', '--token-file', '/nonexistent/token', '--task', 'x']);
+    const missing = await runMain(['--protocol', 'fuseraft-serve', '--url', 'ws://127.0.0.1:1/attach', '--token-file', '/nonexistent/token', '--task', 'x']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--token-file \/nonexistent\/token: cannot read it \(ENOENT\)/);
-    const empty = await runCli(['--protocol', 'fuseraft-serve', '--url', 'ws://127.0.0.1:1/attach', '--token-file', tokenFile('\n'), '--task', 'x']);
+    const empty = await runMain(['--protocol', 'fuseraft-serve', '--url', 'ws://127.0.0.1:1/attach', '--token-file', tokenFile('\n'), '--task', 'x']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/is empty/);
   });

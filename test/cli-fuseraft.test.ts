@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runMain } from './helpers/cli-main.js';
 import { CLI, hasScript, jsonLines, runCli } from './helpers/cli-run.js';
 
 const SCRIPT = fileURLToPath(new URL('./helpers/scripted-fuseraft.mjs', import.meta.url));
@@ -90,7 +91,7 @@ describe('supervise --protocol fuseraft', () => {
       ['--protocol', 'telepathy', '--task', 'x', '--', 'true'],
       ['--protocol', 'fuseraft', '--approve', 'ask', '--controls', '-', '--task', 'x', '--', 'true'],
     ]) {
-      const result = await runCli(args);
+      const result = await runMain(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(/supervise: --(approve|protocol)/);
     }

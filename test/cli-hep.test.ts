@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeFa } from '../src/testing/index.js';
 import type { FakeFa, FaBuiltinScenarioName } from '../src/testing/index.js';
+import { runMain } from './helpers/cli-main.js';
 import { runCli } from './helpers/cli-run.js';
 
 const fakes: FakeFa[] = [];
@@ -88,7 +89,7 @@ describe('supervise --protocol hep', () => {
   });
 
   it('rejects an unknown --protocol as a usage error', async () => {
-    const { code, stderr } = await runCli(['--protocol', 'carrier-pigeon', '--task', 'x', '--', 'true']);
+    const { code, stderr } = await runMain(['--protocol', 'carrier-pigeon', '--task', 'x', '--', 'true']);
     expect(code).toBe(2);
     expect(stderr).toContain('--protocol "carrier-pigeon" is not one of fen, hep');
   });

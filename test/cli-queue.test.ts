@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveFakeProcesses } from '../src/testing/index.js';
+import { runMain } from './helpers/cli-main.js';
 import { runCli, startCli, waitForStderr } from './helpers/cli-run.js';
 import type { CliRun } from './helpers/cli-run.js';
 import { cleanupQueueKit, eventually, fakeProfile, pausing, profileOf } from './helpers/queue-kit.js';
@@ -25,6 +26,12 @@ describe('supervise worker / supervise --redis: usage errors (no Redis needed)',
       [['worker', '--redis', 'redis://127.0.0.1:1', '--queue', 'q', '--profiles', 'x.json', '--shutdown', 'later'], /--shutdown "later"/],
     ];
     for (const [args, message] of cases) {
+      const result = await runMain(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+    }
+    // The same through the bin, once for each command: supervise --redis and supervise worker.
+    for (const [args, message] of [cases[0]!, cases[4]!]) {
       const result = await runCli(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(message);

@@ -202,9 +202,12 @@ describe.skipIf(redisMissing)('subvisor/queue on a real Redis', () => {
 
   it('retries a run whose worker was killed (kill -9) on another worker, as a new attempt; the dead worker\'s tree is reaped', async () => {
     const queue = nextQueue();
-    const profile = fakeProfile(pausing(3000));
+    // Worker a's run must still be running when a is killed, however long worker b takes to start on a loaded
+    // machine: a's 'slow' outlasts the test; b's, the retry, is a 3 s turn.
+    const onA = fakeProfile(pausing(60_000));
+    const onB = fakeProfile(pausing(3000));
     const fast = { lockDurationMs: 1500, stalledIntervalMs: 500 };
-    const a = await worker(queue, { slow: profile }, fast);
+    const a = await worker(queue, { slow: onA }, fast);
     const qs = producer(queue);
     const run = qs.spawn({ profile: 'slow', task: 'survive', attempts: 2 });
     const attempts: Array<[number, string]> = [];
@@ -213,14 +216,14 @@ describe.skipIf(redisMissing)('subvisor/queue on a real Redis', () => {
     run.on('event', (event) => events.push(event));
     await a.waitFor(new RegExp(`^START ${run.id} 1$`));
     await eventually(() => run.state === 'running', 20_000, 'the run to be running');
-    const b = await worker(queue, { slow: profile }, fast);
-    const treeOfA = liveFakeProcesses(profile.token);
+    const b = await worker(queue, { slow: onB }, fast);
+    const treeOfA = liveFakeProcesses(onA.token);
     expect(treeOfA.length).toBeGreaterThan(0);
     a.proc.kill('SIGKILL');
     const killedAt = Date.now();
     await a.exited;
     // subvisor's watchdog on the dead worker's machine reaps its child tree.
-    await eventually(() => treeOfA.every((pid) => !liveFakeProcesses(profile.token).includes(pid)), 15_000, 'the dead worker\'s tree to be reaped');
+    await eventually(() => liveFakeProcesses(onA.token).length === 0, 15_000, 'the dead worker\'s tree to be reaped');
     const outcome = await run.outcome;
     const pickUpMs = Date.now() - killedAt;
     expect(outcome.status).toBe('done');

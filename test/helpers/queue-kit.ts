@@ -56,7 +56,8 @@ export async function startWorkerProcess(options: Omit<WorkerOptions, 'handleSig
       });
     }
   };
-  const ready = await waitFor(/^READY /);
+  // A worker loads BullMQ and ioredis before it is ready: at load 40 that took more than 20 s.
+  const ready = await waitFor(/^READY /, 60_000);
   return { proc, name: ready.slice('READY '.length), lines, stderr: () => stderr, waitFor, exited };
 }
 
