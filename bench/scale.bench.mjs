@@ -66,13 +66,16 @@ async function startSupervised({ launch, task }, counter, runOptions) {
   };
 }
 
-/** A bare child tailed Fen-style: one 30 ms polling reader per event file, each line JSON.parsed. */
-async function startFenStyle({ launch, task }, counter) {
+/**
+ * A bare child whose event file `openReader(path, onEvent)` reads (it returns something with `close()`),
+ * resolved once the child is `ready`; streamed deltas are counted.
+ */
+async function startBare({ launch, task }, counter, openReader) {
   const child = spawnBare(undefined, { task, launch });
   let reader;
   try {
     await new Promise((resolve, reject) => {
-      reader = pollingReader(child.eventPath, (event) => {
+      reader = openReader(child.eventPath, (event) => {
         if (event.type === 'ready') resolve();
         else if (event.type === 'assistant-text-delta') counter.events++;
       });
@@ -92,35 +95,15 @@ async function startFenStyle({ launch, task }, counter) {
   };
 }
 
+/** A bare child tailed Fen-style: one 30 ms polling reader per event file, each line JSON.parsed. */
+const startFenStyle = (child, counter) => startBare(child, counter, pollingReader);
+
 /**
  * The same bare child read the way subvisor wakes at default settings, with nothing else: an fs.watch
  * wake-up per notification, a read, a line split and JSON.parse (the floor of reading on every write).
  */
-async function startWatchFloor({ launch, task }, counter) {
-  const child = spawnBare(undefined, { task, launch });
-  let reader;
-  try {
-    await new Promise((resolve, reject) => {
-      reader = watchReader(child.eventPath, (line) => {
-        const event = JSON.parse(line);
-        if (event.type === 'ready') resolve();
-        else if (event.type === 'assistant-text-delta') counter.events++;
-      });
-      child.exited.then(({ code, signal }) => reject(new Error(`bare child exited before ready (${signal ?? code})`)));
-    });
-  } catch (error) {
-    reader?.close();
-    await child.stop(500);
-    throw error;
-  }
-  return {
-    pid: child.pid,
-    async stop() {
-      reader.close();
-      await child.stop(500);
-    },
-  };
-}
+const startWatchFloor = (child, counter) =>
+  startBare(child, counter, (path, onEvent) => watchReader(path, (line) => onEvent(JSON.parse(line))));
 
 /** How each parent starts one child. */
 const STARTERS = { subvisor: startSupervised, 'fen-style': startFenStyle, 'watch-floor': startWatchFloor };
