@@ -1,5 +1,9 @@
 // Reads one fuseraft frame (a stdout line, or a serve message): JSON parsing, the fields the drivers rely on, and typed rejections.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { isKind, isObject, withArticle } from '../json-kinds.js';
+import type { JsonKind } from '../json-kinds.js';
+
+export { isObject };
 
 /** The live-session protocol version this driver speaks (seed 002, "Versioning"). */
 export const FUSERAFT_PROTOCOL_VERSION = 1;
@@ -35,7 +39,7 @@ export type ReadLine =
   | { frame: Frame; usable: boolean; rejection?: LineRejection }
   | { frame?: undefined; usable: false; rejection: LineRejection };
 
-type Kind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'any';
+type Kind = JsonKind | 'any';
 
 /** What the driver expects of one field. Nullable fields accept null; optional ones may be absent. */
 interface FieldRule {
@@ -218,34 +222,12 @@ function checkFields(
 function mismatch(value: unknown, rule: FieldRule): string | undefined {
   if (value === null) return rule.nullable === true || rule.kind === 'any' ? undefined : 'is null';
   if (fits(value, rule)) return undefined;
-  return rule.oneOf === undefined ? `is not ${article(rule.kind)}` : `is not one of ${rule.oneOf.join(', ')}`;
+  return rule.oneOf === undefined ? `is not ${withArticle(rule.kind)}` : `is not one of ${rule.oneOf.join(', ')}`;
 }
 
 function fits(value: unknown, rule: FieldRule): boolean {
-  switch (rule.kind) {
-    case 'any':
-      return true;
-    case 'string':
-      return typeof value === 'string' && (rule.oneOf === undefined || rule.oneOf.includes(value));
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return Number.isSafeInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isObject(value);
-  }
-}
-
-function article(kind: Kind): string {
-  return kind === 'integer' || kind === 'object' || kind === 'array' ? `an ${kind}` : `a ${kind}`;
-}
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (rule.kind === 'any') return true;
+  return isKind(value, rule.kind) && (rule.oneOf === undefined || rule.oneOf.includes(value as string));
 }
 
 /** A non-negative finite number field of a frame, or undefined (absent, null or invalid). */

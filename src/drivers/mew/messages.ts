@@ -1,5 +1,9 @@
 // mew's wire messages: one WebSocket text message to a checked message with a snake_case tag, and back to text.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { isKind, isObject, withArticle } from '../json-kinds.js';
+import type { JsonKind } from '../json-kinds.js';
+
+export { isObject };
 
 /**
  * How outgoing tags are spelled. mew's daemon tags its serde enums in snake_case (`{"type":"submit_prompt"}`);
@@ -36,7 +40,7 @@ export type ReadMessage =
   | { message: MewMessage; usable: boolean; rejection?: MessageRejection }
   | { message?: undefined; usable: false; rejection: MessageRejection };
 
-type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+type Kind = JsonKind;
 
 interface FieldRule {
   kind: Kind;
@@ -133,8 +137,8 @@ function checkFields(target: JsonObject, rules: Readonly<Record<string, FieldRul
       }
       continue;
     }
-    if (fits(value, rule.kind)) continue;
-    errors.push(`${where}.${name} must be ${article(rule.kind)}`);
+    if (isKind(value, rule.kind)) continue;
+    errors.push(`${where}.${name} must be ${withArticle(rule.kind)}`);
     delete target[name];
     if (rule.required === true) usable = false;
   }
@@ -169,27 +173,3 @@ export function stringField(source: JsonObject, name: string): string | undefine
   return typeof value === 'string' ? value : undefined;
 }
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function fits(value: JsonValue, kind: Kind): boolean {
-  switch (kind) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isObject(value);
-  }
-}
-
-function article(kind: Kind): string {
-  return kind === 'integer' || kind === 'array' || kind === 'object' ? `an ${kind}` : `a ${kind}`;
-}

@@ -1,0 +1,33 @@
+// The JSON kinds a daemon or stdout frame's fields are checked against, shared by the fuseraft and mew frame checks.
+import type { JsonObject } from '../wire/index.js';
+
+/** The kind of JSON value a frame field must hold. */
+export type JsonKind = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+
+/** A JSON object (not null, not an array). */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether `value` is of `kind` (an integer is a safe integer; a number is finite). */
+export function isKind(value: unknown, kind: JsonKind): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+  }
+}
+
+/** `a string`, `an integer`...: the kind with its article, for error messages. */
+export function withArticle(kind: JsonKind | 'any'): string {
+  return kind === 'integer' || kind === 'object' || kind === 'array' || kind === 'any' ? `an ${kind}` : `a ${kind}`;
+}
