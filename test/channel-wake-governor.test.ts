@@ -45,4 +45,13 @@ describe('wake governor', () => {
     g.wake(260);
     expect(g.congested(10_000)).toBe(false);
   });
+
+  it('a clock set back starts a new window instead of freezing the state until it catches up', () => {
+    const g = governor();
+    wakes(g, 10_000, 250, 200);
+    expect(g.congested(10_250)).toBe(true);
+    // An hour back: the next window is judged from there.
+    wakes(g, 10_000 - 3_600_000, 250, 10);
+    expect(g.congested(10_000 - 3_600_000 + 300)).toBe(false);
+  });
 });

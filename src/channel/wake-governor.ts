@@ -36,11 +36,15 @@ export class WakeGovernor {
     return this.#congested;
   }
 
-  /** Closes the window once it is over, judging its rate over the time that really passed (an idle gap counts). */
+  /**
+   * Closes the window once it is over, judging its rate over the time that really passed (an idle gap
+   * counts). A clock set back starts a new window unjudged: the state would otherwise freeze until the
+   * clock caught up again.
+   */
   #roll(now: number): void {
     const elapsed = now - this.#windowStart;
-    if (elapsed < this.windowMs) return;
-    if (Number.isFinite(elapsed)) {
+    if (elapsed >= 0 && elapsed < this.windowMs) return;
+    if (elapsed >= 0 && Number.isFinite(elapsed)) {
       const rate = (this.#count * 1000) / elapsed;
       if (rate >= this.enterPerSecond) this.#congested = true;
       else if (rate < this.leavePerSecond) this.#congested = false;
