@@ -469,11 +469,11 @@ describe('latency budget', () => {
     await until(() => lines.length === 1);
     write();
     await until(() => armedTailTimers() === 2);
-    // Then a line every 90 ms: at most two quiet 40 ms ticks in a row, but now and then three ticks between reads.
+    // Then a line every 110 ms: at most two quiet 40 ms ticks in a row, but most reads three ticks after the last.
     let watching = false;
     // Within a few lines: the three-quiet-ticks rule alone would keep it on the tick for good.
-    for (let n = 0; n < 8 && !watching; n++) {
-      await new Promise((resolve) => setTimeout(resolve, 90));
+    for (let n = 0; n < 10 && !watching; n++) {
+      await new Promise((resolve) => setTimeout(resolve, 110));
       write();
       watching = armedTailTimers() === 1;
     }

@@ -174,6 +174,8 @@ export class LineTail {
   /** Ticks in a row that found nothing new while hot, and when the last one that read was (or the tail went hot). */
   #quietTicks = 0;
   #lastReadTickAt = 0;
+  /** Reads in a row, while hot, that came more than two periods after the one before. */
+  #slowReads = 0;
   #pathCheckedAt = Number.NEGATIVE_INFINITY;
   readonly #hotMember = { tick: (now: number) => this.#hotTick(now) };
   #draining = false;
@@ -391,6 +393,7 @@ export class LineTail {
     this.#hot = true;
     this.#hotPeriod = period;
     this.#lastReadTickAt = now;
+    this.#slowReads = 0;
     this.#unwatch();
     budgetTicker(period).add(this.#hotMember);
   }
@@ -404,10 +407,11 @@ export class LineTail {
 
   /**
    * The shared tick while hot: read on while lines keep coming. Watch again once ticks found none for
-   * HOT_QUIET_TICKS in a row (the writer stopped), or when a tick reads after more than two periods
-   * without data (the writer is slower than the tick: its next line is read at once again, not up to a
-   * period late), or under `'auto'` once the process is no longer congested. A writer just under the
-   * period stays on the tick: it would otherwise make and drop a watcher, and pay a notification, per line.
+   * HOT_QUIET_TICKS in a row (the writer stopped), or when two reads in a row each came more than two
+   * periods after the one before (the writer is slower than the tick: its next line is read at once
+   * again, not up to a period late; one late read alone may be the load's doing), or under `'auto'` once
+   * the process is no longer congested. A writer just under the period stays on the tick: it would
+   * otherwise make and drop a watcher, and pay a notification, per line.
    */
   #hotTick(now: number): boolean {
     if (!this.#hot) return false;
@@ -418,9 +422,9 @@ export class LineTail {
       // A tick that read saved at least one notification: it counts as the wake-up it still is.
       this.#governor.wake(now);
       this.#quietTicks = 0;
-      const sparse = now - this.#lastReadTickAt > 2 * this.#hotPeriod;
+      this.#slowReads = now - this.#lastReadTickAt > 2 * this.#hotPeriod ? this.#slowReads + 1 : 0;
       this.#lastReadTickAt = now;
-      if (!sparse && this.#coalescePeriod(now) !== 0) return true;
+      if (this.#slowReads < 2 && this.#coalescePeriod(now) !== 0) return true;
     } else if (++this.#quietTicks < HOT_QUIET_TICKS) {
       return true;
     }
