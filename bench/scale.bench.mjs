@@ -149,10 +149,10 @@ function openDescriptors() {
 
 /**
  * One scale case in a fresh process: starts `count` children (in batches), then measures this process's
- * CPU over `windowMs`, and, after a full GC each time, its RSS, live heap and descriptors against before
+ * CPU over `windowMs` (after `settleMs` of start-up work), and, after a full GC each time, its RSS, live heap and descriptors against before
  * the first spawn; then tears everything down. `latencyBudgetMs` goes to spawnRun (subvisor only).
  */
-export async function scaleCase({ parent, count, kind, windowMs, latencyBudgetMs }) {
+export async function scaleCase({ parent, count, kind, windowMs, settleMs, latencyBudgetMs }) {
   const start = STARTERS[parent];
   const child = childFor(kind);
   const runOptions = latencyBudgetMs === undefined ? {} : { latencyBudgetMs };
@@ -171,7 +171,7 @@ export async function scaleCase({ parent, count, kind, windowMs, latencyBudgetMs
       if (failure) throw failure.reason;
     }
     // Let start-up work (module loading, first reads) settle before measuring.
-    await sleep(500);
+    await sleep(settleMs);
     const fdsReady = openDescriptors();
     const eventsBefore = counter.events;
     const profiler = await windowProfiler();
@@ -203,8 +203,8 @@ export async function scaleCase({ parent, count, kind, windowMs, latencyBudgetMs
 }
 
 /** Each parent's figures for `count` children of `kind` (subvisor at default settings and, if given, with a latency budget; busy ones also read by the fs.watch floor). */
-async function measure(count, kind, windowMs, budgetMs) {
-  const arg = { count, kind, windowMs };
+async function measure(count, kind, timing, budgetMs) {
+  const arg = { count, kind, ...timing };
   // Starting and tearing down 1000 runs takes minutes on a loaded 2-core machine.
   const inFresh = (parent, extra = {}) => inFreshProcess(import.meta.url, 'scaleCase', { ...arg, ...extra, parent }, { timeoutMs: CASE_TIMEOUT_MS });
   const subvisor = await inFresh('subvisor');
@@ -223,15 +223,16 @@ async function measure(count, kind, windowMs, budgetMs) {
 }
 
 export async function run(options = {}) {
-  const windowMs = sized(options, { full: 5000, quick: 2000, smoke: 300 });
-  const busyCounts = sized(options, { full: [10, 50], quick: [10, 30], smoke: [2, 4] });
-  const idleCount = sized(options, { full: 1000, quick: 300, smoke: 3 });
+  // The measured window, and the start-up work let settle before it.
+  const timing = { windowMs: sized(options, { full: 5000, quick: 2000, smoke: 300 }), settleMs: sized(options, { full: 500, quick: 500, smoke: 100 }) };
+  const busyCounts = sized(options, { full: [10, 50], quick: [10, 30], smoke: [1, 2] });
+  const idleCount = sized(options, { full: 1000, quick: 300, smoke: 2 });
   const bench = 'scale';
   const baseline = 'execa + 30 ms poll';
   const rows = [];
   const busy = [];
   for (const count of busyCounts) {
-    const result = await measure(count, 'busy', windowMs, BUDGET_MS);
+    const result = await measure(count, 'busy', timing, BUDGET_MS);
     busy.push({ count, ...result });
     const label = `${count} busy (${BUSY_RATE} ev/s each)`;
     const { subvisor, fen, budget, floor } = result;
@@ -253,7 +254,7 @@ export async function run(options = {}) {
   const [few, many] = busy;
   const slope = (side) => ((many[side].rssPerChildKB * many.count - few[side].rssPerChildKB * few.count) / (many.count - few.count));
   rows.push(row({ bench, metric: `parent RSS per added busy run (${few.count} -> ${many.count} busy)`, value: slope('subvisor'), unit: 'KB', baseline, baselineValue: slope('fen') }));
-  const idle = await measure(idleCount, 'idle', windowMs);
+  const idle = await measure(idleCount, 'idle', timing);
   const label = `${idleCount} idle`;
   rows.push(
     row({ bench, metric: `parent CPU, ${label}`, value: idle.subvisor.cpuPercent, unit: '% core', baseline, baselineValue: idle.fen.cpuPercent, target: '< 1% core', met: idle.subvisor.cpuPercent < 1 }),
