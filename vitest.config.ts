@@ -11,12 +11,12 @@ import { defineConfig } from 'vitest/config';
  * runs, isolated.
  */
 const UNIT_FILES = [
-  'agent-mapping', 'architecture', 'channel-files', 'channel-grid-ticker', 'channel-tail', 'cli-approval-policy',
-  'connect-options', 'event-types', 'fuseraft-bounded-text', 'fuseraft-bridge-session', 'fuseraft-frames',
-  'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames', 'line-splitter',
-  'mew-fake-daemon', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure', 'run-core-memory',
-  'run-ledger-mirror', 'run-outcome', 'stall-watchdog', 'wire-codec', 'wire-fixtures', 'wire-properties',
-  'wire-sequence', 'wire-state',
+  'agent-mapping', 'architecture', 'channel-files', 'channel-grid-ticker', 'channel-tail', 'channel-wake-governor',
+  'cli-approval-policy', 'connect-options', 'event-types', 'fen-event-conversion', 'fuseraft-bounded-text',
+  'fuseraft-bridge-session', 'fuseraft-frames', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames',
+  'line-splitter', 'mew-fake-daemon', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure',
+  'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
+  'wire-properties', 'wire-sequence', 'wire-state',
 ].map((name) => `test/${name}.test.ts`);
 
 /**

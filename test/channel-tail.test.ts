@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventReader, LineTail } from '../src/channel/index.js';
 import { armedTailTimers } from '../src/channel/line-tail.js';
+import { WakeGovernor } from '../src/channel/wake-governor.js';
 import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
 import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';
 import type { WireEvent } from '../src/wire/index.js';
@@ -457,6 +458,32 @@ describe('latency budget', () => {
     expect(armedTailTimers()).toBe(0);
   });
 
+  it('a writer slower than the tick is read at once again, though it never paused for three ticks', async () => {
+    const { lines, reports, handlers } = recorder();
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 40, pollMs: 60_000 });
+    tail.start();
+    let i = 0;
+    const write = () => appendFileSync(path, `{"i":${i++}}\n`);
+    // Two lines within the budget: the tail moves onto the tick.
+    write();
+    await until(() => lines.length === 1);
+    write();
+    await until(() => armedTailTimers() === 2);
+    // Then a line every 90 ms: at most two quiet 40 ms ticks in a row, but now and then three ticks between reads.
+    let watching = false;
+    // Within a few lines: the three-quiet-ticks rule alone would keep it on the tick for good.
+    for (let n = 0; n < 8 && !watching; n++) {
+      await new Promise((resolve) => setTimeout(resolve, 90));
+      write();
+      watching = armedTailTimers() === 1;
+    }
+    expect(watching).toBe(true);
+    await until(() => lines.length === i);
+    expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
+    expect(reports).toEqual([]);
+    tail.close();
+  });
+
   it('a tail closed while it reads on the tick leaves no timer behind', async () => {
     const { lines, handlers } = recorder();
     const tail = new LineTail(path, handlers, { latencyBudgetMs: 200, pollMs: 60_000 });
@@ -469,5 +496,55 @@ describe('latency budget', () => {
     tail.close();
     expect(armedTailTimers()).toBe(0);
     expect(lines).toEqual(['a']);
+  });
+
+  it("'auto' reads every notification at once while the process is not congested", async () => {
+    const { lines, reports, handlers } = recorder();
+    const calm = new WakeGovernor({ enterPerSecond: Number.POSITIVE_INFINITY, leavePerSecond: 0, windowMs: 250 });
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor: calm, pollMs: 60_000 });
+    tail.start();
+    for (let i = 0; i < 40; i++) {
+      appendFileSync(path, `{"i":${i}}\n`);
+      await until(() => lines.length === i + 1);
+      // Only the safety poll's timer: no coalescing tick was ever needed.
+      expect(armedTailTimers()).toBe(1);
+    }
+    expect(reports).toEqual([]);
+    tail.close();
+    expect(armedTailTimers()).toBe(0);
+  });
+
+  it("'auto' coalesces a fast writer while the process is congested, and watches again once it calms down", async () => {
+    const { lines, reports, handlers } = recorder();
+    // Entered at 1000 wake-ups/s (50 per 50 ms window), left below 500/s: the pre-fed burst congests it, the
+    // tail's own tick (one wake-up per 20 ms) then cannot keep it congested.
+    const governor = new WakeGovernor({ enterPerSecond: 1000, leavePerSecond: 500, windowMs: 50 });
+    for (let i = 0; i < 60; i++) governor.wake(Date.now());
+    expect(governor.congested(Date.now())).toBe(true);
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor, pollMs: 60_000 });
+    tail.start();
+    let coalesced = false;
+    let i = 0;
+    const write = () => appendFileSync(path, `{"i":${i++}}\n`);
+    while (!coalesced && i < 2000) {
+      write();
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      coalesced = armedTailTimers() === 2;
+    }
+    expect(coalesced).toBe(true);
+    // The writer goes on at ~200 lines/s: below the leaving rate, so the tail watches again while lines still come.
+    let watching = false;
+    for (let n = 0; n < 400 && !watching; n++) {
+      write();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      watching = armedTailTimers() === 1;
+    }
+    expect(watching).toBe(true);
+    expect(governor.congested(Date.now())).toBe(false);
+    await until(() => lines.length === i);
+    expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
+    expect(reports).toEqual([]);
+    tail.close();
+    expect(armedTailTimers()).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { getEventListeners } from 'node:events';
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
+import { resolveOptions } from '../src/run/spawn-run.js';
 import type { Outcome, RunEvent, RunOptions } from '../src/index.js';
 import { alivePids, waitUntilGone } from '../src/testing/index.js';
 import { BOUND_MS, checkStream, expectEmptyStateDir, freshStateDir, within } from './helpers/spawn-harness.js';
@@ -97,6 +98,12 @@ describe('unknown and empty options', () => {
       expect(() => spawnRun(base({ latencyBudgetMs } as Partial<RunOptions>))).toThrow(RangeError);
     }
     expectEmptyStateDir(stateDir);
+  });
+
+  it("latencyBudgetMs: unset is the adaptive default ('auto'), 0 and a budget are kept as given", () => {
+    expect(resolveOptions(base()).latencyBudgetMs).toBe('auto');
+    expect(resolveOptions(base({ latencyBudgetMs: 0 })).latencyBudgetMs).toBe(0);
+    expect(resolveOptions(base({ latencyBudgetMs: 30 })).latencyBudgetMs).toBe(30);
   });
 
   it("task: '' is refused like an empty steer", () => {

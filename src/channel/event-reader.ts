@@ -27,8 +27,8 @@ export interface ReaderPosition extends TailPosition {
 export interface EventReaderOptions {
   /** Safety poll period of the tail. Default 500 ms. */
   pollMs?: number;
-  /** Coalesce reads of a busy file within this many ms (see LineTailOptions.latencyBudgetMs). Default 0. */
-  latencyBudgetMs?: number;
+  /** Coalesce reads of a busy file within this many ms, or `'auto'` (see LineTailOptions.latencyBudgetMs). Default 0. */
+  latencyBudgetMs?: number | 'auto';
   /** While it returns true, reading pauses (backpressure). */
   shouldPause?: () => boolean;
   /** Start at another reader's place (see {@link EventReader.position}) on the same file (`identity`). */

@@ -1,8 +1,9 @@
-// Tails an append-only file as whole lines: fs.watch wake-ups (or a shared tick within a latency budget), a slow safety poll, synchronous bounded reads.
+// Tails an append-only file as whole lines: fs.watch wake-ups (or a shared tick when busy), a slow safety poll, synchronous bounded reads.
 import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
 import { GridTicker } from './grid-ticker.js';
+import { WakeGovernor } from './wake-governor.js';
 
 /** What a {@link LineTail} reports. Handlers run synchronously inside a drain and must not throw. */
 export interface LineTailHandlers {
@@ -41,9 +42,13 @@ export interface LineTailOptions {
    * How long a line may wait to be read once notifications come faster than this (default 0: every
    * notification reads at once). The first notification after a quiet spell still reads at once; while
    * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
-   * until three ticks in a row find nothing new.
+   * until three ticks in a row find nothing new. `'auto'`: 0 until the whole process wakes for reads
+   * faster than {@link AUTO_ENTER_PER_SECOND} (see {@link WakeGovernor}), then `AUTO_TICK_MS` until it
+   * calms down again.
    */
-  latencyBudgetMs?: number;
+  latencyBudgetMs?: number | 'auto';
+  /** @internal The wake-up count `'auto'` follows (tests pass their own; default: the process's). */
+  governor?: WakeGovernor;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
   /** Start here instead of at the beginning (a second tail taking over another's place). */
@@ -77,6 +82,16 @@ const NOTIFIED_PATH_CHECK_MS = 100;
 const HOT_QUIET_TICKS = 3;
 /** Period of the one timer that runs every tail's safety poll. */
 const POLL_TICK_MS = 100;
+/**
+ * `'auto'`: the process's wake-ups per second (reads that notifications and ticks cause, all tails
+ * together) from which busy tails are read on a shared tick, and below which they watch again. One
+ * wake-up costs the parent about 50-100 µs of CPU (kernel, libuv, the read): 500 of them are 3-5 % of a
+ * core. One run streaming 400 events/s stays below; ten runs at 100/s are above.
+ */
+export const AUTO_ENTER_PER_SECOND = 500;
+const AUTO_LEAVE_PER_SECOND = 150;
+/** `'auto'`: the tick busy tails are read on while the process is congested (each line at most this late). */
+export const AUTO_TICK_MS = 20;
 
 /** Whether a drain that reads nothing checks that the path still names the file. */
 type PathCheck = 'always' | 'throttled' | 'done';
@@ -85,6 +100,12 @@ type PathCheck = 'always' | 'throttled' | 'done';
 const pollTicker = new GridTicker(POLL_TICK_MS);
 /** The shared ticks of tails reading on a latency budget, one per budget. */
 const budgetTickers = new Map<number, GridTicker>();
+/** The wake-ups of every tail in this process (what `'auto'` follows). */
+const processGovernor = new WakeGovernor({
+  enterPerSecond: AUTO_ENTER_PER_SECOND,
+  leavePerSecond: AUTO_LEAVE_PER_SECOND,
+  windowMs: 250,
+});
 
 function budgetTicker(budgetMs: number): GridTicker {
   let ticker = budgetTickers.get(budgetMs);
@@ -121,7 +142,8 @@ export class LineTail {
   readonly #path: string;
   readonly #handlers: LineTailHandlers;
   readonly #pollMs: number;
-  readonly #latencyBudgetMs: number;
+  readonly #latencyBudgetMs: number | 'auto';
+  readonly #governor: WakeGovernor;
   readonly #shouldPause: () => boolean;
   /** A partial line carried over between drains (its first `#partialLength` bytes). */
   #partial: Buffer | undefined;
@@ -144,11 +166,14 @@ export class LineTail {
   #pollEvery: number;
   #nextPollAt = 0;
   readonly #pollMember = { tick: (now: number) => (this.pollIfDue(now), true) };
-  /** Reading on the budget's shared tick (not watching) while notifications come faster than the budget. */
+  /** Reading on a shared tick (not watching) while notifications come faster than the budget. */
   #hot = false;
+  /** The tick period while hot (the budget, or AUTO_TICK_MS). */
+  #hotPeriod = 0;
   #lastWakeAt = Number.NEGATIVE_INFINITY;
-  /** Ticks in a row that found nothing new while hot. */
+  /** Ticks in a row that found nothing new while hot, and when the last one that read was (or the tail went hot). */
   #quietTicks = 0;
+  #lastReadTickAt = 0;
   #pathCheckedAt = Number.NEGATIVE_INFINITY;
   readonly #hotMember = { tick: (now: number) => this.#hotTick(now) };
   #draining = false;
@@ -164,6 +189,7 @@ export class LineTail {
     this.#pollMs = options.pollMs ?? 500;
     this.#pollEvery = this.#pollMs;
     this.#latencyBudgetMs = options.latencyBudgetMs ?? 0;
+    this.#governor = options.governor ?? processGovernor;
     this.#shouldPause = options.shouldPause ?? (() => false);
     if (options.from !== undefined) {
       this.#offset = options.from.offset;
@@ -317,9 +343,9 @@ export class LineTail {
     pollTicker.delete(this.#pollMember);
     if (this.#hot) {
       this.#hot = false;
-      const ticker = budgetTicker(this.#latencyBudgetMs);
+      const ticker = budgetTicker(this.#hotPeriod);
       ticker.delete(this.#hotMember);
-      if (ticker.size === 0) budgetTickers.delete(this.#latencyBudgetMs);
+      if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
     }
     this.#unwatch();
   }
@@ -332,9 +358,10 @@ export class LineTail {
   static readonly #notified = new Set<LineTail>();
 
   static #readNotified(): void {
+    const now = Date.now();
     for (const tail of LineTail.#notified) {
       LineTail.#notified.delete(tail);
-      tail.#onNotify();
+      tail.#onNotify(now);
     }
   }
 
@@ -344,17 +371,17 @@ export class LineTail {
     notified.add(this);
   }
 
-  /** fs.watch said the file changed: read now, or, past the latency budget's rate, on its shared tick. */
-  #onNotify(): void {
-    const budget = this.#latencyBudgetMs;
-    if (budget === 0) {
+  /** fs.watch said the file changed: read now, or, past the budget's rate, on its shared tick. */
+  #onNotify(now: number): void {
+    this.#governor.wake(now);
+    const period = this.#coalescePeriod(now);
+    if (period === 0) {
       this.#run(false, 'throttled');
       return;
     }
     // Paused: nothing to read until the consumer catches up (its resume drains).
     if (this.#hot || this.#stopped || this.#shouldPause()) return;
-    const now = Date.now();
-    if (now - this.#lastWakeAt >= budget) {
+    if (now - this.#lastWakeAt >= period) {
       // The first notification after a quiet spell: read at once.
       this.#lastWakeAt = now;
       this.#run(false, 'throttled');
@@ -362,14 +389,25 @@ export class LineTail {
     }
     // Notifications come faster than the budget: stop watching (each one costs a callback) and read on the tick.
     this.#hot = true;
+    this.#hotPeriod = period;
+    this.#lastReadTickAt = now;
     this.#unwatch();
-    budgetTicker(budget).add(this.#hotMember);
+    budgetTicker(period).add(this.#hotMember);
+  }
+
+  /** How long a busy file's lines may wait now: the budget, or under `'auto'` AUTO_TICK_MS while the process is congested. */
+  #coalescePeriod(now: number): number {
+    const budget = this.#latencyBudgetMs;
+    if (budget !== 'auto') return budget;
+    return this.#governor.congested(now) ? AUTO_TICK_MS : 0;
   }
 
   /**
-   * The budget's tick while hot: read on while lines keep coming; once ticks found none for
-   * HOT_QUIET_TICKS in a row, watch again (a writer with gaps about the budget's length would otherwise
-   * make and drop a watcher, and pay a notification, on every gap).
+   * The shared tick while hot: read on while lines keep coming. Watch again once ticks found none for
+   * HOT_QUIET_TICKS in a row (the writer stopped), or when a tick reads after more than two periods
+   * without data (the writer is slower than the tick: its next line is read at once again, not up to a
+   * period late), or under `'auto'` once the process is no longer congested. A writer just under the
+   * period stays on the tick: it would otherwise make and drop a watcher, and pay a notification, per line.
    */
   #hotTick(now: number): boolean {
     if (!this.#hot) return false;
@@ -377,10 +415,15 @@ export class LineTail {
     this.#run(false, 'throttled');
     if (this.#stopped || this.#ending) return (this.#hot = false);
     if (this.#offset !== before) {
+      // A tick that read saved at least one notification: it counts as the wake-up it still is.
+      this.#governor.wake(now);
       this.#quietTicks = 0;
+      const sparse = now - this.#lastReadTickAt > 2 * this.#hotPeriod;
+      this.#lastReadTickAt = now;
+      if (!sparse && this.#coalescePeriod(now) !== 0) return true;
+    } else if (++this.#quietTicks < HOT_QUIET_TICKS) {
       return true;
     }
-    if (++this.#quietTicks < HOT_QUIET_TICKS) return true;
     this.#quietTicks = 0;
     this.#hot = false;
     this.#lastWakeAt = now;

@@ -124,7 +124,7 @@ ${section('Run options', [
   ['--ready-timeout DURATION', 'how long the child may take to say ready (30s)'],
   ['--finalize-grace DURATION', 'how long a finalize may take before supervise cancels (120s)'],
   ['--stall-timeout DURATION', 'cancel, then kill, a child silent this long in a turn (default off)'],
-  ['--latency-budget DURATION', 'Fen: read a busy event file every DURATION at most (up to 1s)',
+  ['--latency-budget DURATION', 'Fen: read a busy event file every DURATION at most (up to 1s; 0: every write; default adaptive)',
     'instead of on every write (default 0: every write)'],
   ['--keep-alive', 'keep the run open in ready for more prompts; it ends with a close,',
     'finalize or cancel control, the timeout, or a signal'],

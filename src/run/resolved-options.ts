@@ -26,8 +26,8 @@ export interface ResolvedRunOptions {
   retainEvents: boolean;
   highWaterMark: number;
   highWaterBytes: number;
-  /** Fen: 0 (read on every notification) or the coalescing budget in ms (see RunOptions). */
-  latencyBudgetMs: number;
+  /** Fen: `'auto'` (unset), 0 (read on every notification) or the coalescing budget in ms (see RunOptions). */
+  latencyBudgetMs: number | 'auto';
   outputTailBytes: number;
   handleParentSignals: boolean;
   approve: ApproveCallback | undefined;

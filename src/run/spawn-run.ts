@@ -198,8 +198,8 @@ export function duration(name: string, value: unknown): number {
 /** Longer budgets would read busy runs no sooner than the tail's safety poll does anyway. */
 const MAX_LATENCY_BUDGET_MS = 1000;
 
-function latencyBudget(value: unknown): number {
-  if (value === undefined) return 0;
+function latencyBudget(value: unknown): number | 'auto' {
+  if (value === undefined) return 'auto';
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_LATENCY_BUDGET_MS) {
     throw new RangeError(`options.latencyBudgetMs must be a number of milliseconds from 0 to ${MAX_LATENCY_BUDGET_MS}`);
   }

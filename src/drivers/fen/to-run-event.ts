@@ -10,16 +10,24 @@ const keyCache = new Map<string, string>();
 /** Marks, in a remembered key order, a key that is not one of its type's fields. */
 const EXTRA = '';
 
+/** Builds the camelCase copy of an event whose keys come in one known order (see {@link compileBuilder}). */
+type Builder = (source: Record<string, JsonValue>, extra: RunEventExtra | undefined) => RunEvent;
+
 /**
  * One event type's fields: each wire key to its RunEvent name, known from the schema table. It also
- * remembers the keys of the type's last event, in order, with their names (or {@link EXTRA}): events
- * of one type nearly always repeat the same keys in the same order, so most keys are matched by
- * identity with the remembered one (JSON.parse interns keys) instead of a hash lookup; a mismatch
- * falls back to `names` and updates the remembered order.
+ * remembers the keys of the type's last event, in order, with their names (or {@link EXTRA}), and a
+ * builder compiled for that order: events of one type nearly always repeat the same keys in the same
+ * order, so most events are copied by one object literal of a fixed shape (no per-key stores, no
+ * hidden-class transitions) after a walk that compares keys by identity (JSON.parse interns them).
  */
 interface TypeFields {
   readonly names: ReadonlyMap<string, string>;
-  readonly order: { keys: string[]; names: string[] };
+  readonly keys: string[];
+  readonly order: string[];
+  /** The builder of that order: undefined until looked up, null when there is none (copied key by key). */
+  build: Builder | null | undefined;
+  /** Builders already compiled for this type, by key order (bounded: the orders come from the child). */
+  readonly builders: Map<string, Builder>;
 }
 
 /** The envelope, the same name on every type. */
@@ -28,7 +36,7 @@ const ENVELOPE = ['v', 'seq', 'type', 'run'];
 function typeFields(keys: readonly string[]): TypeFields {
   const names = new Map<string, string>();
   for (const key of [...ENVELOPE, ...keys]) names.set(key, camelKey(key));
-  return { names, order: { keys: [], names: [] } };
+  return { names, keys: [], order: [], build: undefined, builders: new Map() };
 }
 
 const FIELDS = new Map<unknown, TypeFields>(
@@ -47,6 +55,63 @@ export function camelKey(key: string): string {
   return converted;
 }
 
+/** Key orders compiled per type: a child that keeps changing its order is copied key by key beyond this. */
+const MAX_BUILDERS_PER_TYPE = 16;
+/** False where the process forbids code from strings (`--disallow-code-generation-from-strings`). */
+let canCompile = true;
+
+/**
+ * @internal Turns compiled builders off (`false`: every event is copied key by key, as where the process
+ * forbids compiling) or back on, forgetting those compiled so far; returns the previous setting.
+ */
+export function useCompiledBuilders(enabled: boolean): boolean {
+  const previous = canCompile;
+  canCompile = enabled;
+  for (const fields of [...FIELDS.values(), ENVELOPE_ONLY]) {
+    fields.builders.clear();
+    fields.build = undefined;
+  }
+  return previous;
+}
+
+/**
+ * A builder for events with `keys` in this order, named by `order`. Only the schema's keys and their
+ * camelCase names (never a child's own key) are written into the compiled code; unknown keys arrive
+ * gathered in `extra`. Undefined when the process forbids compiling.
+ */
+function compileBuilder(keys: readonly string[], order: readonly string[]): Builder | undefined {
+  if (!canCompile) return undefined;
+  const parts: string[] = [];
+  let hasExtra = false;
+  for (let i = 0; i < keys.length; i++) {
+    const name = order[i]!;
+    if (name === EXTRA) hasExtra = true;
+    else {
+      const read = `source[${JSON.stringify(keys[i])}]`;
+      parts.push(`${JSON.stringify(name)}: ${name === 'usage' ? `toUsage(${read})` : read}`);
+    }
+  }
+  if (hasExtra) parts.push('"extra": extra');
+  try {
+    const make = new Function('toUsage', `return (source, extra) => ({ ${parts.join(', ')} });`) as (usage: typeof toUsage) => Builder;
+    return make(toUsage);
+  } catch {
+    canCompile = false;
+    return undefined;
+  }
+}
+
+/** The builder for the order just remembered in `fields` (compiled at most once per order and type). */
+function builderFor(fields: TypeFields): Builder | undefined {
+  const signature = fields.keys.join('\n');
+  let build = fields.builders.get(signature);
+  if (build === undefined && fields.builders.size < MAX_BUILDERS_PER_TYPE) {
+    build = compileBuilder(fields.keys, fields.order);
+    if (build !== undefined) fields.builders.set(signature, build);
+  }
+  return build;
+}
+
 /**
  * The camelCase copy of one (validated) event. Its type's fields get their camelCase names; `usage`
  * (validated as an object on the types that carry it) becomes subvisor's {@link Usage}; other nested
@@ -57,29 +122,38 @@ export function camelKey(key: string): string {
 export function toRunEvent(event: WireEvent): RunEvent {
   const source = event as Record<string, JsonValue>;
   const fields = FIELDS.get(source['type']) ?? ENVELOPE_ONLY;
-  const { keys, names } = fields.order;
-  const converted: Record<string, unknown> = {};
+  const { keys, order } = fields;
   let extra: RunEventExtra | undefined;
+  let same = true;
   let index = 0;
   // for...in over a JSON.parse result sees exactly its own keys, and is faster than Object.keys here.
   for (const key in source) {
-    let name: string;
-    if (keys[index] === key) {
-      name = names[index]!;
-    } else {
-      name = fields.names.get(key) ?? EXTRA;
+    if (keys[index] !== key) {
+      same = false;
       keys[index] = key;
-      names[index] = name;
+      order[index] = fields.names.get(key) ?? EXTRA;
     }
+    if (order[index] === EXTRA) extra = addExtra(extra ?? {}, source, key, source[key]!);
     index++;
-    const value = source[key]!;
-    if (name === EXTRA) {
-      extra = addExtra(extra ?? {}, source, key, value);
-    } else if (name === 'usage') {
-      converted['usage'] = toUsage(value as JsonObject);
-    } else {
-      converted[name] = value;
-    }
+  }
+  if (index !== keys.length) {
+    keys.length = index;
+    order.length = index;
+    same = false;
+  }
+  if (!same || fields.build === undefined) fields.build = builderFor(fields) ?? null;
+  const build = fields.build;
+  return build === null ? copyKeyByKey(source, order, extra) : build(source, extra);
+}
+
+/** The same copy without a compiled builder: one store per key, in the order `order` names them. */
+function copyKeyByKey(source: Record<string, JsonValue>, order: readonly string[], extra: RunEventExtra | undefined): RunEvent {
+  const converted: Record<string, unknown> = {};
+  let index = 0;
+  for (const key in source) {
+    const name = order[index++]!;
+    if (name === EXTRA) continue;
+    converted[name] = name === 'usage' ? toUsage(source[key] as JsonObject) : source[key];
   }
   if (extra !== undefined) converted['extra'] = extra;
   return converted as unknown as RunEvent;

@@ -27,8 +27,8 @@ export interface TwoPassHandlers {
 export interface TwoPassControl {
   /** The consumers are over their high-water mark: events wait (in the file). */
   backpressure(): boolean;
-  /** Both passes coalesce reads of a busy file within this many ms (0: read on every notification). */
-  latencyBudgetMs?: number;
+  /** Both passes coalesce reads of a busy file within this many ms (0: read on every notification; `'auto'`: see RunOptions). */
+  latencyBudgetMs?: number | 'auto';
 }
 
 /**

@@ -103,11 +103,14 @@ export interface RunOptions {
   highWaterBytes?: number;
   /**
    * Fen: how long an event may wait in the event file before it is read, once the child writes faster
-   * than this. Default 0: every write is read as soon as the file system reports it (sub-millisecond).
-   * With e.g. 30, the first event after a quiet spell is still read at once, but while events keep
-   * coming sooner than this the run stops watching the file and reads it on a tick every this many ms,
-   * shared by all runs with the same budget: far fewer wake-ups for busy runs, each event at most this
-   * late. At most 1000 ms.
+   * than this. With e.g. 30, the first event after a quiet spell is still read at once, but while events
+   * keep coming sooner than this the run stops watching the file and reads it on a tick every this many
+   * ms, shared by all runs with the same budget: far fewer wake-ups for busy runs, each event at most this
+   * late. 0: every write is read as soon as the file system reports it (sub-millisecond), however busy.
+   * Unset (the default): 0 while this process's event files wake it fewer than 500 times a second (all
+   * runs together), 20 while they wake it more often, until they calm down (below 150 a second): one
+   * run streaming fast keeps sub-millisecond reads, many busy runs together cost a fraction of the CPU,
+   * and a sparse run beside them is still read at once. At most 1000 ms.
    */
   latencyBudgetMs?: number;
   /**
