@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
-import { runMain } from './helpers/cli-main.js';
+import { runMain, runMainWithEnv } from './helpers/cli-main.js';
 import { CLI, fakeSet, hasScript, jsonLines, runCli, survivorsOf } from './helpers/cli-run.js';
 import type { CliFake, CliResult } from './helpers/cli-run.js';
 
@@ -22,10 +22,9 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** supervise's main() in this process on `child`, whose environment goes through --env (a real CLI's child inherits it). */
+/** supervise's main() in this process on `child`. */
 function superviseIn(child: CliFake, args: readonly string[], input?: string): Promise<CliResult> {
-  const env = Object.entries(child.env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
-  return runMain([...env, ...args, ...child.command], input === undefined ? {} : { input });
+  return runMainWithEnv(child.env, [...args, ...child.command], input === undefined ? {} : { input });
 }
 
 const ANSWER = 'The answer: 42 — with ✓ and 😀, on\ntwo lines.';
