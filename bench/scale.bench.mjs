@@ -226,8 +226,8 @@ async function measure(count, kind, windowMs, warmUpMs, budgetMs) {
 export async function run(options = {}) {
   const windowMs = sized(options, { full: 5000, quick: 2000, smoke: 300 });
   const warmUpMs = sized(options, { full: 5000, quick: 2000, smoke: 100 });
-  const busyCounts = sized(options, { full: [10, 50], quick: [10, 30], smoke: [2, 4] });
-  const idleCount = sized(options, { full: 1000, quick: 300, smoke: 3 });
+  const busyCounts = sized(options, { full: [10, 50], quick: [10, 30], smoke: [1, 2] });
+  const idleCount = sized(options, { full: 1000, quick: 300, smoke: 2 });
   const bench = 'scale';
   const baseline = 'execa + 30 ms poll';
   const rows = [];

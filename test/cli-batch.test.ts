@@ -10,7 +10,7 @@ import { parseCommandLine } from '../src/cli/args.js';
 import { parseTaskLine } from '../src/cli/task-line.js';
 import { fakeChild, liveFakeProcesses, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { runMain } from './helpers/cli-main.js';
+import { runMain, runMainWithEnv } from './helpers/cli-main.js';
 import { CLI, hasScript, jsonLines, runCli, startCli, waitForStderr } from './helpers/cli-run.js';
 import { cleanupPoolKit, liveTrees, sampleLiveTrees } from './helpers/pool-kit.js';
 
@@ -102,7 +102,7 @@ describe('supervise --tasks', () => {
       taskLine('crash', 'duplicate id'),
       taskLine('ok', 'fine'),
     ]);
-    const result = await runCli(['--tasks', file, '--parallel', '2', '--grace', '200ms', ...COMMAND], { env: ENV });
+    const result = await runMainWithEnv(ENV, ['--tasks', file, '--parallel', '2', '--grace', '200ms', ...COMMAND]);
     const lines = jsonLines(result.stdout);
     const byLine = new Map(lines.map((line) => [line['line'], line]));
     expect(lines).toHaveLength(6);
@@ -118,13 +118,14 @@ describe('supervise --tasks', () => {
     expect(liveFakeProcesses(kit.token)).toEqual([]);
 
     const noBadLines = tasksFile(['"a"', taskLine('c', 'boom', { name: 'crash', turns: [{ steps: [{ misbehave: { crash: { code: 2 } } }] }] }), taskLine('s', 'slow', PATIENT, { timeout: '1s' })]);
-    expect((await runCli(['--tasks', noBadLines, '--grace', '200ms', ...COMMAND], { env: ENV })).code).toBe(1);
+    expect((await runMainWithEnv(ENV, ['--tasks', noBadLines, '--grace', '200ms', ...COMMAND])).code).toBe(1);
+    // The bin itself, for the exit code of a batch.
     expect((await runCli(['--tasks', tasksFile(['"a"', '"b"']), ...COMMAND], { env: ENV })).code).toBe(0);
   });
 
   it('reads the tasks from standard input with --tasks -', async () => {
     const input = ['"one"', '{"id":"two","task":"second"}', ''].join('\n');
-    const result = await runCli(['--tasks', '-', ...COMMAND], { env: ENV, input });
+    const result = await runMainWithEnv(ENV, ['--tasks', '-', ...COMMAND], { input });
     expect(result.code).toBe(0);
     expect(jsonLines(result.stdout).map((line) => [line['id'], line['finalText']]).sort()).toEqual([
       [1, 'one'],
@@ -141,7 +142,7 @@ describe('supervise --tasks', () => {
   it('--parallel bounds the live process trees', async () => {
     const file = tasksFile(Array.from({ length: 6 }, (_, index) => taskLine(index, `task ${index}`, { name: 'short', turns: [{ steps: [{ pause: 400 }] }] })));
     const sampler = sampleLiveTrees(new Set([kit.token]));
-    const result = await runCli(['--tasks', file, '--parallel', '2', ...COMMAND], { env: ENV });
+    const result = await runMainWithEnv(ENV, ['--tasks', file, '--parallel', '2', ...COMMAND]);
     const { max, seen } = sampler.stop();
     expect(result.code).toBe(0);
     expect(jsonLines(result.stdout)).toHaveLength(6);

@@ -1,5 +1,7 @@
 // supervise against real fake children: each output mode, each task source, each run exit code, and a 1 MiB answer
-// arriving whole through a pipe. Every test checks that no process of the child's tree outlives the CLI.
+// arriving whole through a pipe. Every test checks that no process of the child's tree outlives the CLI. main() runs
+// in this process where a real CLI process proves nothing more; the bin is run for a failed run's exit code, a
+// terminal and a pipe.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +9,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
+import { runMain, runMainWithEnv } from './helpers/cli-main.js';
 import { CLI, fakeSet, hasScript, jsonLines, runCli, survivorsOf } from './helpers/cli-run.js';
+import type { CliFake, CliResult } from './helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), 'cli-output-test-'));
@@ -18,6 +22,10 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
+/** supervise's main() in this process on `child`. */
+function superviseIn(child: CliFake, args: readonly string[], input?: string): Promise<CliResult> {
+  return runMainWithEnv(child.env, [...args, ...child.command], input === undefined ? {} : { input });
+}
 
 const ANSWER = 'The answer: 42 — with ✓ and 😀, on\ntwo lines.';
 const answering: Scenario = {
@@ -27,7 +35,7 @@ const answering: Scenario = {
 describe('output modes', () => {
   it('text: stdout is exactly the answer, progress notes go to stderr, exit 0', async () => {
     const child = fake(answering);
-    const result = await runCli(['--task', 'Answer it', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--task', 'Answer it']);
     expect(result.stdout.toString('utf8')).toBe(ANSWER);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/supervise: run \S+ started \(pid \d+\)/);
@@ -39,7 +47,7 @@ describe('output modes', () => {
 
   it('events: every stdout line is a JSON event in camelCase, ending with exit then the outcome', async () => {
     const child = fake(answering);
-    const result = await runCli(['--output', 'events', '--task', 'Answer it', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--output', 'events', '--task', 'Answer it']);
     expect(result.code).toBe(0);
     const lines = jsonLines(result.stdout);
     const types = lines.map((line) => line.type);
@@ -58,7 +66,7 @@ describe('output modes', () => {
 
   it('json: stdout is the outcome object, once', async () => {
     const child = fake(answering);
-    const result = await runCli(['-o', 'json', '--run-id', 'json-mode-run', '--task', 'Answer it', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['-o', 'json', '--run-id', 'json-mode-run', '--task', 'Answer it']);
     expect(result.code).toBe(0);
     const lines = jsonLines(result.stdout);
     expect(lines).toHaveLength(1);
@@ -68,7 +76,7 @@ describe('output modes', () => {
 
   it('--quiet: no progress notes, only the closing summary', async () => {
     const child = fake(answering);
-    const result = await runCli(['-q', '--task', 'Answer it', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['-q', '--task', 'Answer it']);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(ANSWER);
     expect(result.stderr).not.toContain('turn 1 started');
@@ -102,7 +110,7 @@ describe('task sources (an echo child answers with its task)', () => {
 
   it('--task', async () => {
     const child = fake('echo');
-    const result = await runCli(['--task', TASK, ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--task', TASK]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(TASK);
   });
@@ -111,14 +119,14 @@ describe('task sources (an echo child answers with its task)', () => {
     const child = fake('echo');
     const file = join(scratch, 'task.txt');
     writeFileSync(file, `${TASK}\nsecond line\n\n`);
-    const result = await runCli(['--task-file', file, ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--task-file', file]);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(`${TASK}\nsecond line`);
   });
 
   it('standard input, all of it', async () => {
     const child = fake('echo');
-    const result = await runCli([...child.command], { env: child.env, input: `${TASK}\nmore\n` });
+    const result = await superviseIn(child, [], `${TASK}\nmore\n`);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(`${TASK}\nmore`);
     expect(await survivorsOf(child.fake)).toEqual([]);
@@ -137,14 +145,14 @@ describe('exit codes of runs', () => {
 
   it('1: the child crashed without an exit event', async () => {
     const child = fake('crash-silent');
-    const result = await runCli(['--task', 'x', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--task', 'x']);
     expect(result.code).toBe(1);
     expect(result.stdout.length).toBe(0);
     expect(await survivorsOf(child.fake)).toEqual([]);
   });
 
   it('3: the child command cannot be started', async () => {
-    const result = await runCli(['--output', 'json', '--task', 'x', '--', '/nonexistent/agent-binary', '--flag']);
+    const result = await runMain(['--output', 'json', '--task', 'x', '--', '/nonexistent/agent-binary', '--flag']);
     expect(result.code).toBe(3);
     expect(jsonLines(result.stdout)[0]).toMatchObject({ status: 'failed', spawnFailed: true });
     expect(result.stderr).toMatch(/supervise: run failed/);
@@ -153,7 +161,7 @@ describe('exit codes of runs', () => {
   it('124: the run timed out (--timeout), even when the child ignores its deadline', async () => {
     const child = fake('ignore-deadline');
     const started = Date.now();
-    const result = await runCli(['--timeout', '1s', '--grace', '300ms', '--output', 'json', '--task', 'x', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--timeout', '1s', '--grace', '300ms', '--output', 'json', '--task', 'x']);
     expect(result.code).toBe(124);
     expect(jsonLines(result.stdout)[0]).toMatchObject({ status: 'timed-out' });
     expect(Date.now() - started).toBeLessThan(25_000);
@@ -164,7 +172,7 @@ describe('exit codes of runs', () => {
     const child = fake('slow');
     const controls = join(scratch, 'cancel.txt');
     writeFileSync(controls, 'cancel\n');
-    const result = await runCli(['--controls', controls, '--output', 'json', '--task', 'x', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--controls', controls, '--output', 'json', '--task', 'x']);
     expect(result.code).toBe(130);
     expect(jsonLines(result.stdout)[0]).toMatchObject({ status: 'cancelled' });
     expect(result.stderr).toMatch(/cancel\.txt:1: cancel accepted \(seq \d+\)/);
@@ -173,7 +181,7 @@ describe('exit codes of runs', () => {
 
   it('0 with a warning: done but the answer is missing', async () => {
     const child = fake('no-result');
-    const result = await runCli(['--task', 'x', ...child.command], { env: child.env });
+    const result = await superviseIn(child, ['--task', 'x']);
     expect(result.code).toBe(0);
     expect(result.stdout.length).toBe(0);
     expect(result.stderr).toMatch(/supervise: warning: the answer is truncated: \S/);
@@ -184,10 +192,10 @@ describe('run options', () => {
   it('--state-dir holds the private run directory, removed after the run unless --keep-files', async () => {
     const child = fake('echo');
     const stateDir = mkdtempSync(join(scratch, 'state-'));
-    const plain = await runCli(['--state-dir', stateDir, '--task', 'one', ...child.command], { env: child.env });
+    const plain = await superviseIn(child, ['--state-dir', stateDir, '--task', 'one']);
     expect(plain.code).toBe(0);
     expect(readdirSync(stateDir)).toEqual([]);
-    const kept = await runCli(['--state-dir', stateDir, '--keep-files', '--task', 'two', ...child.command], { env: child.env });
+    const kept = await superviseIn(child, ['--state-dir', stateDir, '--keep-files', '--task', 'two']);
     expect(kept.code).toBe(0);
     const [runDir] = readdirSync(stateDir);
     expect(runDir).toBeDefined();

@@ -293,10 +293,16 @@ describe('the built package and the bin', () => {
 
   it('refuses a malformed scenario with a reason and exit code 1', async () => {
     const env = { ...process.env, FEN_WIRE_CONTROL_PATH: '/nonexistent/c', FEN_WIRE_EVENT_PATH: '/nonexistent/e' };
-    const bad = JSON.stringify({ turns: [{ steps: ['not a step'] }], misbehaviours: [{ at: 'after-ready' }] });
+    const bad = JSON.stringify({
+      turns: [{ steps: ['not a step', { pause: 100, untilControls: 1.5, untilControl: 'stop' }] }],
+      misbehaviours: [{ at: 'after-ready' }],
+    });
     const failure = await run(process.execPath, [script, 'env'], { env: { ...env, [CHILD_ENV.scenario]: bad } }).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining('turns[0].steps[0] must be an object') });
-    expect((failure as { stderr: string }).stderr).toContain('misbehaviours[0] must be an object with "at" and "do"');
+    const { stderr } = failure as { stderr: string };
+    expect(stderr).toContain('misbehaviours[0] must be an object with "at" and "do"');
+    expect(stderr).toContain('turns[0].steps[1].untilControls must be a whole number');
+    expect(stderr).toContain('turns[0].steps[1].untilControl must be one of prompt, steer');
   });
 
   it('`node dist/testing/fake-child.js echo` starts and says ready', async () => {

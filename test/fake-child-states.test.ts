@@ -225,6 +225,62 @@ describe('steer and follow-up refs', () => {
   });
 });
 
+describe('a pause that waits for controls (untilControls, untilControl)', () => {
+  /** The index of the first event matching `match`, for order assertions. */
+  const indexOf = (events: WireEvent[], match: (event: WireEvent) => boolean) => events.findIndex(match);
+  const ackIndex = (events: WireEvent[], seq: number) => indexOf(events, (event) => event.type === 'control-ack' && event.ref === seq);
+  const injectedIndex = (events: WireEvent[], seq: number) =>
+    indexOf(events, (event) => event.type === 'steering-injected' && event.ref === seq);
+
+  it('untilControls: 3 holds the turn through two controls (one rejected) and ends it on the third, long before its cap', async () => {
+    const { parent, fake } = start({ turns: [{ steps: [{ pause: 60_000, untilControls: 3 }], answer: 'done' }] });
+    await parent.waitForEvent('ready');
+    parent.send('prompt', { text: 'go' });
+    await parent.waitForEvent('turn-started');
+    const started = Date.now();
+    const steer = parent.send('steer', { text: 'first' });
+    await parent.ackOf(steer);
+    const rejected = parent.send('prompt', { text: 'a turn is running' });
+    expect((await parent.ackOf(rejected)).status).toBe('rejected');
+    const last = parent.send('steer', { text: 'second' });
+    const events = await parent.waitFor((all) => all.some((event) => event.type === 'turn-complete'), 'turn-complete');
+    // Had the pause ended on an earlier control, the first steer would be injected before the later acks.
+    expect(injectedIndex(events, steer)).toBeGreaterThan(ackIndex(events, last));
+    expect(injectedIndex(events, last)).toBeGreaterThan(ackIndex(events, last));
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(fake.transcript().entries.some((entry) => entry.kind === 'note' && entry.what === 'pause ended by controls')).toBe(true);
+    parent.send('close');
+    const { code } = await parent.waitExit();
+    expect(checkInvariants(parent, code)).toEqual([]);
+  });
+
+  it('untilControl: close ends the pause on the close, not on the steer before it', async () => {
+    const { parent } = start({ turns: [{ steps: [{ pause: 60_000, untilControl: 'close' }], answer: 'done' }] });
+    await parent.waitForEvent('ready');
+    parent.send('prompt', { text: 'go' });
+    await parent.waitForEvent('turn-started');
+    const steer = parent.send('steer', { text: 'noted' });
+    await parent.ackOf(steer);
+    const close = parent.send('close');
+    const { code } = await parent.waitExit();
+    const events = parent.events();
+    expect(injectedIndex(events, steer)).toBeGreaterThan(ackIndex(events, close));
+    expect(events.find((event) => event.type === 'result')).toMatchObject({ 'final-text': 'done' });
+    expect(checkInvariants(parent, code)).toEqual([]);
+  });
+
+  it('without the controls it waits for, the pause ends at its cap like a plain pause', async () => {
+    const { parent, fake } = start({ turns: [{ steps: [{ pause: 200, untilControls: 5, untilControl: 'steer' }], answer: 'done' }] });
+    await parent.waitForEvent('ready');
+    parent.send('prompt', { text: 'go' });
+    await parent.waitForEvent('turn-complete');
+    expect(fake.transcript().entries.some((entry) => entry.kind === 'note' && entry.what === 'pause ended by controls')).toBe(false);
+    parent.send('close');
+    const { code } = await parent.waitExit();
+    expect(checkInvariants(parent, code)).toEqual([]);
+  });
+});
+
 describe('finalize', () => {
   it('from ready: ack, turn-started, a tool-free turn with the note, result, exit done', async () => {
     const { parent } = start({ finalTurn: { steps: [{ tool: 'never' }], answer: { echo: true, prefix: 'final: ' } } });

@@ -4,16 +4,13 @@ import { MAX_LINE_BYTES } from '../src/wire/index.js';
 import { ControlRefusedError } from '../src/index.js';
 import type { Ack, Delivery, RunEvent } from '../src/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { expectCell, reapLeftovers, supervise, waitChildControl } from './helpers/spawn-harness.js';
+import { expectCell, firstTurnUntil, holdUntil, reapLeftovers, supervise, waitChildControl } from './helpers/spawn-harness.js';
 import type { Supervised } from './helpers/spawn-harness.js';
 
 afterEach(reapLeftovers);
 
-const LONG_FIRST_TURN: Scenario = {
-  name: 'long-first-turn',
-  turns: [{ steps: [{ pause: 3000 }], answer: { echo: true, prefix: 'first:' } }, { answer: { echo: true, prefix: 'next:' } }],
-  finalTurn: { answer: { echo: true, prefix: 'final:' } },
-};
+/** Turn 1 holds until the cancel that ends each of these runs. */
+const UNTIL_CANCEL = firstTurnUntil('cancel');
 
 async function turnStarted(s: Supervised, turn = 1): Promise<void> {
   await s.waitEvent((event) => event.type === 'turn-started' && event.turn === turn, `turn-started ${turn}`);
@@ -28,7 +25,7 @@ function refusal(promise: Promise<Ack>): Promise<unknown> {
 
 describe('steer and follow-up', () => {
   it('a steer is injected with its ref; delivery resolves injected', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(firstTurnUntil('steer'), { task: 'work' });
     const deliveries: [number, Delivery][] = [];
     s.run.on('delivery', (seq, delivery) => deliveries.push([seq, delivery]));
     await turnStarted(s);
@@ -44,7 +41,7 @@ describe('steer and follow-up', () => {
   });
 
   it('a follow-up is injected after the turn with its ref and starts the next turn', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(firstTurnUntil('follow-up'), { task: 'work' });
     await turnStarted(s);
     const ack = await s.control((run) => run.followUp('and then summarise'));
     expect(ack.status).toBe('accepted');
@@ -60,7 +57,7 @@ describe('steer and follow-up', () => {
   });
 
   it('a queued steer and follow-up are dropped by finalize: info.refs, delivery dropped', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(firstTurnUntil('finalize'), { task: 'work' });
     await turnStarted(s);
     const steer = await s.control((run) => run.steer('never seen'));
     const followUp = await s.control((run) => run.followUp('never seen either'));
@@ -76,7 +73,7 @@ describe('steer and follow-up', () => {
   });
 
   it('two steers with the same text are injected oldest first, each with its own ref', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(firstTurnUntil(2), { task: 'work' });
     await turnStarted(s);
     const first = await s.control((run) => run.steer('same words'));
     const second = await s.control((run) => run.steer('same words'));
@@ -87,7 +84,7 @@ describe('steer and follow-up', () => {
   });
 
   it('a steer queued when the run is cancelled is dropped', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(UNTIL_CANCEL, { task: 'work' });
     await turnStarted(s);
     const steer = await s.control((run) => run.steer('too late'));
     await s.control((run) => run.cancel());
@@ -126,7 +123,7 @@ describe('finalize', () => {
   });
 
   it('from ready (keepAlive): accepted -> finalizing -> done with the final answer', async () => {
-    const s = supervise(LONG_FIRST_TURN, { keepAlive: true, task: 'work' });
+    const s = supervise({ turns: [{ answer: 'first' }], finalTurn: { answer: { echo: true, prefix: 'final:' } } }, { keepAlive: true, task: 'work' });
     await s.waitEvent((event) => event.type === 'turn-complete', 'turn-complete');
     await s.waitState('ready');
     const ack = await s.control((run) => run.finalize('your final words'));
@@ -138,7 +135,7 @@ describe('finalize', () => {
   });
 
   it('ignored by the child: cancel is sent after finalizeGraceMs', async () => {
-    const s = supervise({ ...LONG_FIRST_TURN, ignore: ['finalize'] }, { task: 'work', finalizeGraceMs: 800, killGraceMs: ANSWERS_CANCEL_MS });
+    const s = supervise({ ...UNTIL_CANCEL, ignore: ['finalize'] }, { task: 'work', finalizeGraceMs: 800, killGraceMs: ANSWERS_CANCEL_MS });
     await turnStarted(s);
     const ack = await s.control((run) => run.finalize());
     expect(ack.status).toBe('accepted');
@@ -158,12 +155,12 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'starting',
       // The kill-after-grace clock starts when the cancel is written: give the slow starter more than its start-up.
-      setup: async () => supervise({ ...LONG_FIRST_TURN, readyDelayMs: 800 }, { task: 'work', killGraceMs: 10_000 }),
+      setup: async () => supervise({ ...UNTIL_CANCEL, readyDelayMs: 800 }, { task: 'work', killGraceMs: 10_000 }),
     },
     {
       from: 'ready',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
+        const s = supervise(UNTIL_CANCEL, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await s.waitState('ready');
         return s;
       },
@@ -171,7 +168,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'running',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { task: 'work', killGraceMs: ANSWERS_CANCEL_MS });
+        const s = supervise(UNTIL_CANCEL, { task: 'work', killGraceMs: ANSWERS_CANCEL_MS });
         await turnStarted(s);
         return s;
       },
@@ -179,7 +176,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'closing',
       setup: async () => {
-        const s = supervise(LONG_FIRST_TURN, { task: 'work', keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
+        const s = supervise(UNTIL_CANCEL, { task: 'work', keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await turnStarted(s);
         expect((await s.control((run) => run.close())).status).toBe('accepted');
         return s;
@@ -188,7 +185,7 @@ describe('cancel from every non-terminal state', () => {
     {
       from: 'finalizing',
       setup: async () => {
-        const s = supervise({ ...LONG_FIRST_TURN, finalTurn: { steps: [{ pause: 3000 }], answer: 'x' } }, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
+        const s = supervise({ ...UNTIL_CANCEL, finalTurn: { steps: [holdUntil('cancel')], answer: 'x' } }, { keepAlive: true, killGraceMs: ANSWERS_CANCEL_MS });
         await s.waitState('ready');
         expect((await s.control((run) => run.finalize())).status).toBe('accepted');
         return s;
@@ -212,7 +209,7 @@ describe('cancel from every non-terminal state', () => {
 });
 
 it('cancel while starting, the child slower to start than killGraceMs: killed, cancelled, the ack unanswered', async () => {
-  const s = supervise({ ...LONG_FIRST_TURN, readyDelayMs: 60_000 }, { task: 'work', killGraceMs: 200 });
+  const s = supervise({ ...UNTIL_CANCEL, readyDelayMs: 60_000 }, { task: 'work', killGraceMs: 200 });
   expect(s.run.state).toBe('starting');
   const ack = await s.control((run) => run.cancel());
   expect(ack.status).toBe('unanswered');
@@ -263,7 +260,7 @@ describe('close and keepAlive', () => {
 
 describe('controls refused locally (no line written)', () => {
   it('empty steer/follow-up text and lines of 65536 bytes or more', async () => {
-    const s = supervise(LONG_FIRST_TURN, { task: 'work' });
+    const s = supervise(UNTIL_CANCEL, { task: 'work' });
     await turnStarted(s);
     const empty = await refusal(s.run.steer(''));
     expect(empty).toBeInstanceOf(ControlRefusedError);
@@ -293,7 +290,7 @@ describe('controls refused locally (no line written)', () => {
 
 describe('acks that are never answered', () => {
   it('ackTimeoutMs: a control the child never acks resolves unanswered', async () => {
-    const scenario: Scenario = { ...LONG_FIRST_TURN, misbehaviours: [{ at: 'turn-start', do: { stopAcking: 'ignore' } }] };
+    const scenario: Scenario = { ...UNTIL_CANCEL, misbehaviours: [{ at: 'turn-start', do: { stopAcking: 'ignore' } }] };
     const s = supervise(scenario, { task: 'work', ackTimeoutMs: 500 });
     await turnStarted(s);
     const started = Date.now();
@@ -323,7 +320,7 @@ describe('acks that are never answered', () => {
   });
 
   it('the run ending before the ack: unanswered, and a pending delivery settles', async () => {
-    const scenario: Scenario = { ...LONG_FIRST_TURN, misbehaviours: [{ at: { control: 'follow-up' }, do: { crash: { code: 7 } } }] };
+    const scenario: Scenario = { ...UNTIL_CANCEL, misbehaviours: [{ at: { control: 'follow-up' }, do: { crash: { code: 7 } } }] };
     const s = supervise(scenario, { task: 'work' });
     await turnStarted(s);
     const ack = await s.control((run) => run.followUp('crash now'));

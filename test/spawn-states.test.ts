@@ -3,24 +3,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ControlRefusedError } from '../src/index.js';
 import type { Ack, Run } from '../src/index.js';
 import type { Scenario } from '../src/testing/index.js';
-import { expectCell, reapLeftovers, supervise } from './helpers/spawn-harness.js';
+import type { WireControlType } from '../src/wire/index.js';
+import { expectCell, firstTurnUntil, holdUntil, reapLeftovers, supervise } from './helpers/spawn-harness.js';
 import type { Supervised } from './helpers/spawn-harness.js';
 
 afterEach(reapLeftovers);
 
-/** Turn 1 pauses long enough for controls to land mid-turn; later turns answer at once. */
-const LONG_FIRST_TURN: Scenario = {
-  name: 'long-first-turn',
-  turns: [{ steps: [{ pause: 4000 }], answer: { echo: true, prefix: 'first:' } }, { answer: { echo: true, prefix: 'next:' } }],
-  finalTurn: { answer: 'final answer' },
-};
+/** Turn 1 holds until the child has read a `control` (the last one a test sends mid-turn); later turns answer at once. */
+const firstTurn = (control: WireControlType) => firstTurnUntil(control, { answer: 'final answer' });
 
-/** The tool-free final turn pauses, so the run stays in finalizing for a while. */
-const LONG_FINAL_TURN: Scenario = {
-  name: 'long-final-turn',
-  turns: [{ answer: { echo: true } }],
-  finalTurn: { steps: [{ pause: 4000 }], answer: 'final answer' },
-};
+/** The tool-free final turn holds until the child has read a `control`, so the run stays in finalizing until then. */
+function finalTurnUntil(control: WireControlType): Scenario {
+  return { name: `final-turn-until-${control}`, turns: [{ answer: { echo: true } }], finalTurn: { steps: [holdUntil(control)], answer: 'final answer' } };
+}
 
 type Send = (run: Run) => Promise<Ack>;
 const send = {
@@ -32,16 +27,16 @@ const send = {
   cancel: (run: Run) => run.cancel(),
 } satisfies Record<string, Send>;
 
-/** A kept-alive run whose first turn is under way. */
-async function running(): Promise<Supervised> {
-  const s = supervise(LONG_FIRST_TURN, { task: 'work', keepAlive: true });
+/** A kept-alive run whose first turn is under way, until the child reads `last`. */
+async function running(last: WireControlType): Promise<Supervised> {
+  const s = supervise(firstTurn(last), { task: 'work', keepAlive: true });
   await s.waitEvent((event) => event.type === 'turn-started', 'turn-started');
   expect(s.run.state).toBe('running');
   return s;
 }
 
 /** A kept-alive run idle in ready (no task). */
-async function ready(scenario: Scenario = LONG_FIRST_TURN): Promise<Supervised> {
+async function ready(scenario: Scenario): Promise<Supervised> {
   const s = supervise(scenario, { keepAlive: true });
   await s.waitState('ready');
   return s;
@@ -49,7 +44,7 @@ async function ready(scenario: Scenario = LONG_FIRST_TURN): Promise<Supervised> 
 
 describe('starting: the child reads no control before ready', () => {
   it('a prompt sent while starting is handled once the child is ready (ready row)', async () => {
-    const s = supervise({ ...LONG_FIRST_TURN, readyDelayMs: 1000 }, { keepAlive: true });
+    const s = supervise({ ...firstTurn('cancel'), readyDelayMs: 1000 }, { keepAlive: true });
     expect(s.run.state).toBe('starting');
     const ack = await s.control(send.prompt);
     await expectCell(s, ack, { status: 'accepted', state: 'running' });
@@ -59,7 +54,7 @@ describe('starting: the child reads no control before ready', () => {
 
   it('cancel sent while starting: accepted, cancelled', async () => {
     // The kill-after-grace clock starts when the cancel is written: give the slow starter more than its start-up.
-    const s = supervise({ ...LONG_FIRST_TURN, readyDelayMs: 1000 }, { keepAlive: true, killGraceMs: 10_000 });
+    const s = supervise({ ...firstTurn('cancel'), readyDelayMs: 1000 }, { keepAlive: true, killGraceMs: 10_000 });
     expect(s.run.state).toBe('starting');
     const ack = await s.control(send.cancel);
     await expectCell(s, ack, { status: 'accepted', state: 'cancelled' });
@@ -86,7 +81,7 @@ describe('ready row', () => {
   });
 
   it('finalize: accepted -> finalizing, runs the tool-free turn, done', async () => {
-    const s = await ready(LONG_FINAL_TURN);
+    const s = await ready(firstTurn('cancel'));
     const ack = await s.control(send.finalize);
     await expectCell(s, ack, { status: 'accepted', state: 'finalizing' });
     const outcome = await s.finish({ status: 'done', mirror: true });
@@ -94,7 +89,7 @@ describe('ready row', () => {
   });
 
   it('close: accepted -> done', async () => {
-    const s = await ready();
+    const s = await ready(firstTurn('cancel'));
     const ack = await s.control(send.close);
     await expectCell(s, ack, { status: 'accepted', state: 'done' });
     const outcome = await s.finish({ status: 'done', mirror: true });
@@ -102,7 +97,7 @@ describe('ready row', () => {
   });
 
   it('cancel: accepted -> cancelled', async () => {
-    const s = await ready();
+    const s = await ready(firstTurn('cancel'));
     const ack = await s.control(send.cancel);
     await expectCell(s, ack, { status: 'accepted', state: 'cancelled' });
     const outcome = await s.finish({ status: 'cancelled', mirror: true });
@@ -112,7 +107,7 @@ describe('ready row', () => {
 
 describe('running row', () => {
   it('prompt: rejected; steer and follow-up: accepted and queued (state stays running)', async () => {
-    const s = await running();
+    const s = await running('follow-up');
     await expectCell(s, await s.control(send.prompt), {
       status: 'rejected',
       state: 'running',
@@ -132,8 +127,7 @@ describe('running row', () => {
   });
 
   it('finalize: accepted -> finalizing, interrupts the turn', async () => {
-    const s = supervise({ ...LONG_FIRST_TURN, finalTurn: LONG_FINAL_TURN.finalTurn }, { task: 'work', keepAlive: true });
-    await s.waitEvent((event) => event.type === 'turn-started', 'turn-started');
+    const s = await running('finalize');
     const ack = await s.control(send.finalize);
     await expectCell(s, ack, { status: 'accepted', state: 'finalizing' });
     const outcome = await s.finish({ status: 'done', mirror: true });
@@ -143,7 +137,7 @@ describe('running row', () => {
   });
 
   it('close: accepted -> closing, done after the turn', async () => {
-    const s = await running();
+    const s = await running('close');
     const ack = await s.control(send.close);
     await expectCell(s, ack, { status: 'accepted', state: 'closing' });
     const outcome = await s.finish({ status: 'done', mirror: true });
@@ -152,7 +146,7 @@ describe('running row', () => {
   });
 
   it('cancel: accepted -> cancelled', async () => {
-    const s = await running();
+    const s = await running('cancel');
     const ack = await s.control(send.cancel);
     await expectCell(s, ack, { status: 'accepted', state: 'cancelled' });
     await s.finish({ status: 'cancelled', mirror: true });
@@ -161,7 +155,7 @@ describe('running row', () => {
 
 describe('closing row', () => {
   it('prompt/steer/follow-up: rejected; close: applied; finalize: accepted -> finalizing', async () => {
-    const s = await running();
+    const s = await running('finalize');
     await expectCell(s, await s.control(send.close), { status: 'accepted', state: 'closing' });
     for (const control of ['prompt', 'steer', 'follow-up'] as const) {
       await expectCell(s, await s.control(send[control]), { status: 'rejected', state: 'closing', reason: 'run is closing' });
@@ -173,7 +167,7 @@ describe('closing row', () => {
   });
 
   it('cancel: accepted -> cancelled', async () => {
-    const s = await running();
+    const s = await running('cancel');
     await expectCell(s, await s.control(send.close), { status: 'accepted', state: 'closing' });
     await expectCell(s, await s.control(send.cancel), { status: 'accepted', state: 'cancelled' });
     await s.finish({ status: 'cancelled', mirror: true });
@@ -182,7 +176,7 @@ describe('closing row', () => {
 
 describe('finalizing row', () => {
   it('prompt/steer/follow-up: rejected; finalize and close: applied; then done', async () => {
-    const s = await ready(LONG_FINAL_TURN);
+    const s = await ready(finalTurnUntil('close'));
     await expectCell(s, await s.control(send.finalize), { status: 'accepted', state: 'finalizing' });
     for (const control of ['prompt', 'steer', 'follow-up'] as const) {
       await expectCell(s, await s.control(send[control]), {
@@ -198,7 +192,7 @@ describe('finalizing row', () => {
   });
 
   it('cancel: accepted -> cancelled', async () => {
-    const s = await ready(LONG_FINAL_TURN);
+    const s = await ready(finalTurnUntil('cancel'));
     await expectCell(s, await s.control(send.finalize), { status: 'accepted', state: 'finalizing' });
     await expectCell(s, await s.control(send.cancel), { status: 'accepted', state: 'cancelled' });
     const outcome = await s.finish({ status: 'cancelled', mirror: true });

@@ -27,8 +27,14 @@ export type TurnStep =
    * A cancel or finalize arriving while the tool runs pairs the call with a cancelled, error result.
    */
   | { tool: string; arguments?: JsonValue; result?: JsonValue; error?: boolean; durationMs?: number }
-  /** Waits `ms` mid-turn (the place for a steer to land); queued steers are injected when it ends. */
-  | { pause: number }
+  /**
+   * Waits `ms` mid-turn (the place for a steer to land); queued steers are injected when it ends. With
+   * `untilControls: N` the pause ends early once the child has read N control lines since this turn's
+   * `turn-started` (any line: acked, rejected or invalid); with `untilControl: type`, once it has read a control
+   * of that type for this run since then (with both, once both hold). `ms` is then only a cap, so a test that
+   * needs controls to land mid-turn waits for them, not for a clock.
+   */
+  | { pause: number; untilControls?: number; untilControl?: WireControlType }
   /** Runs a misbehaviour at this exact point of the turn (same actions as {@link Misbehaviour.do}). */
   | { misbehave: MisbehaviourAction | MisbehaviourAction[] };
 

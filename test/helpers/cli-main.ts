@@ -31,3 +31,11 @@ export async function runMain(argv: readonly string[], options: { input?: string
   await Promise.all([finished(stdout), finished(stderr)]);
   return { code, signal: null, stdout: Buffer.concat(out), stderr: err };
 }
+
+/**
+ * runMain with `env` given as --env pairs: what the child of a real CLI process would inherit from the CLI's
+ * environment (a fake child's scenario and kit variables).
+ */
+export function runMainWithEnv(env: Record<string, string>, argv: readonly string[], options: { input?: string } = {}): Promise<CliResult> {
+  return runMain([...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]), ...argv], options);
+}

@@ -6,7 +6,8 @@ import { expect } from 'vitest';
 import { spawnRun } from '../../src/index.js';
 import type { Ack, Outcome, Run, RunEvent, RunHandleState as RunState, RunOptions } from '../../src/index.js';
 import { fakeChild, waitUntilGone } from '../../src/testing/index.js';
-import type { BuiltinScenarioName, FakeChild, FakeChildOptions, Scenario } from '../../src/testing/index.js';
+import type { BuiltinScenarioName, FakeChild, FakeChildOptions, Scenario, TurnScript, TurnStep } from '../../src/testing/index.js';
+import type { WireControlType } from '../../src/wire/index.js';
 
 /** Fast fake-child cadence: the suite stays quick without changing what is tested. */
 export const FAST_CHILD: FakeChildOptions = { turnTickMs: 5, idleTickMs: 20 };
@@ -16,6 +17,26 @@ export const FAST_RUN: Partial<RunOptions> = { killGraceMs: 200, readyTimeoutMs:
 
 /** Generous bound for anything a test waits for (shared, noisy 2-core machine). */
 export const BOUND_MS = 30_000;
+
+/** Cap of a pause that waits for controls: reached only when a test goes wrong. */
+const HOLD_MS = 20_000;
+
+/**
+ * A pause that holds a turn until the child has read the controls a test sends mid-turn: a control of that
+ * type, or that many control lines since `turn-started`. No fixed pause long enough for a loaded machine.
+ */
+export function holdUntil(until: WireControlType | number): TurnStep {
+  return typeof until === 'number' ? { pause: HOLD_MS, untilControls: until } : { pause: HOLD_MS, untilControl: until };
+}
+
+/** Turn 1 holds until `until` (see {@link holdUntil}); later turns answer `next:<input>` at once. */
+export function firstTurnUntil(until: WireControlType | number, finalTurn: TurnScript = { answer: { echo: true, prefix: 'final:' } }): Scenario {
+  return {
+    name: `first-turn-until-${until}`,
+    turns: [{ steps: [holdUntil(until)], answer: { echo: true, prefix: 'first:' } }, { answer: { echo: true, prefix: 'next:' } }],
+    finalTurn,
+  };
+}
 
 /** A fresh private stateDir per run, so "nothing left behind" can be asserted exactly. */
 export function freshStateDir(): string {

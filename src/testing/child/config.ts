@@ -5,6 +5,7 @@ import { FAKE_TOKEN_ENV } from '../liveness.js';
 import { isBuiltinScenarioName } from '../scenario.js';
 import type { Scenario } from '../scenario.js';
 import { isJsonObject, loadScenarioObject, scenarioLabel } from '../process/scenario-source.js';
+import { WIRE_CONTROL_TYPES } from '../../wire/index.js';
 
 export const USAGE = `usage: subvisor-fake-child [scenario]
   scenario: a built-in name (${Object.keys(BUILTIN_SCENARIOS).join(', ')}),
@@ -53,6 +54,20 @@ export function loadScenario(reference: string): { scenario: Scenario; name: str
 const isObject = isJsonObject;
 const STEP_KINDS = ['thinking', 'text', 'tool', 'pause', 'misbehave'];
 
+/** A pause step's fields: a misspelt control type is refused here, not left to hold the pause until its cap. */
+function pauseProblems(step: Record<string, unknown>, where: string): string[] {
+  const problems: string[] = [];
+  const { pause, untilControls, untilControl } = step;
+  if (typeof pause !== 'number' || !(pause >= 0)) problems.push(`${where}.pause must be a number of ms`);
+  if (untilControls !== undefined && !(Number.isInteger(untilControls) && (untilControls as number) >= 0)) {
+    problems.push(`${where}.untilControls must be a whole number`);
+  }
+  if (untilControl !== undefined && !(WIRE_CONTROL_TYPES as readonly unknown[]).includes(untilControl)) {
+    problems.push(`${where}.untilControl must be one of ${WIRE_CONTROL_TYPES.join(', ')}`);
+  }
+  return problems;
+}
+
 /** A structural check of a scenario from JSON, so a malformed one is refused with a reason, not a crash mid-run. */
 function scenarioProblems(scenario: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -63,7 +78,7 @@ function scenarioProblems(scenario: Record<string, unknown>): string[] {
     turn['steps'].forEach((step, index) => {
       if (!isObject(step) || !STEP_KINDS.some((kind) => kind in step)) {
         problems.push(`${where}.steps[${index}] must be an object with one of ${STEP_KINDS.join(', ')}`);
-      }
+      } else if ('pause' in step) problems.push(...pauseProblems(step, `${where}.steps[${index}]`));
     });
   };
   if (scenario['turns'] !== undefined) {

@@ -22,7 +22,7 @@ import { Lifeline } from '../process/lifeline.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
 import { flood, pointMatches } from './misbehaviours.js';
 import { resultPayload } from '../../child/result.js';
-import { callUsage, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
+import { callUsage, pauseSatisfied, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
 import type { ActiveTurn, Op } from './turn-plan.js';
 
 const DEFAULT_MAX_LIFE_MS = 600_000;
@@ -179,6 +179,7 @@ export class FakeChildRun {
   }
 
   private handleControl(item: ControlItem): void {
+    if (this.turn !== undefined) this.turn.controlsRead += 1;
     if ('tooLong' in item) {
       const rejection: Rejection = { code: 'too-large', reason: `line is ${MAX_LINE_BYTES} bytes or more`, fatal: false };
       return this.answer({ raw: item.tooLong, rejection }, rejectionAck(rejection));
@@ -205,6 +206,7 @@ export class FakeChildRun {
       const reason = `run ${message.run} is not ${this.config.runId}`;
       return this.answer({ raw: line, message, rejection: { code: 'foreign-run', reason } }, { status: 'rejected', ref: message.seq, reason });
     }
+    this.turn?.controlTypesRead.add(message.type);
     this.fire({ control: message.type });
     if (this.hung || this.exited) return;
     this.applyControl(line, message);
@@ -292,6 +294,8 @@ export class FakeChildRun {
       ops: planTurn(script, input, final, nextToolId),
       next: 0,
       dueAt: Date.now(),
+      controlsRead: 0,
+      controlTypesRead: new Set(),
       outputBytes: 0,
       callsUsage: {},
       reportedOutputBytes: 0,
@@ -316,12 +320,23 @@ export class FakeChildRun {
   private runOps(turn: ActiveTurn): boolean {
     const blocked = () => this.exited || this.hung || isTerminal(this.state) || turn.interrupted;
     while (turn.next < turn.ops.length) {
-      if (Date.now() < turn.dueAt || this.awaitingGrandchildren > 0 || blocked()) return false;
+      if (this.waiting(turn) || this.awaitingGrandchildren > 0 || blocked()) return false;
       const op = turn.ops[turn.next] as Op;
       turn.next += 1;
       this.runOp(turn, op);
     }
     return !blocked();
+  }
+
+  /** True while the turn's wait holds: until its time is up, or until the controls it waits for were read. */
+  private waiting(turn: ActiveTurn): boolean {
+    const now = Date.now();
+    if (now >= turn.dueAt) return false;
+    if (turn.waitUntil === undefined || !pauseSatisfied(turn, turn.waitUntil)) return true;
+    this.note('pause ended by controls', { 'controls-read': turn.controlsRead });
+    turn.waitUntil = undefined;
+    turn.dueAt = now;
+    return false;
   }
 
   private runOp(turn: ActiveTurn, op: Op): void {
@@ -332,6 +347,7 @@ export class FakeChildRun {
         break;
       case 'wait':
         turn.dueAt = Date.now() + op.ms;
+        turn.waitUntil = op.until;
         break;
       case 'tool-call':
         // The model call that chose this tool ends here (with estimated usage, so the parent sees tokens grow).

@@ -1,12 +1,21 @@
 // A turn's script expanded into a flat list of steps (events, waits, tool calls, steer boundaries, misbehaviours).
-import type { JsonObject, JsonValue, WireEventType } from '../../wire/index.js';
+import type { JsonObject, JsonValue, WireControlType, WireEventType } from '../../wire/index.js';
 import type { MisbehaviourAction, TextSpec, TurnScript } from '../scenario.js';
 import { expandText } from '../text.js';
+
+/** What ends a pause before its time: control lines read since the turn started. */
+export interface PauseUntil {
+  /** At least this many control lines (any line). */
+  controls?: number;
+  /** A control of this type for this run. */
+  control?: WireControlType;
+}
 
 /** One step of a running turn. Every step boundary is a cooperative yield. */
 export type Op =
   | { kind: 'emit'; type: WireEventType; payload: Record<string, unknown>; output?: number }
-  | { kind: 'wait'; ms: number }
+  /** Waits `ms`, or less once the controls in `until` were read during the turn. */
+  | { kind: 'wait'; ms: number; until?: PauseUntil }
   | { kind: 'tool-call'; name: string; id: string; arguments?: JsonValue }
   | { kind: 'tool-result'; name: string; id: string; result?: JsonValue; error: boolean; durationMs: number }
   /** Where queued steers are injected. */
@@ -24,6 +33,11 @@ export interface ActiveTurn {
   ops: Op[];
   next: number;
   dueAt: number;
+  /** What ends the current wait early (a pause with `untilControls` / `untilControl`). */
+  waitUntil?: PauseUntil;
+  /** Control lines read since `turn-started`, and the types of this run's controls among them. */
+  controlsRead: number;
+  controlTypesRead: Set<WireControlType>;
   /** The tool call waiting for its result, paired with a cancelled result if the turn is interrupted. */
   openTool?: { name: string; id: string };
   outputBytes: number;
@@ -84,7 +98,9 @@ export function planTurn(script: TurnScript, input: string, final: boolean, next
       if (step.result !== undefined) result.result = step.result;
       ops.push(result, { kind: 'boundary' });
     } else if ('pause' in step) {
-      ops.push({ kind: 'wait', ms: step.pause }, { kind: 'boundary' });
+      const { pause: ms, untilControls: controls, untilControl: control } = step;
+      const until = controls === undefined && control === undefined ? undefined : { controls, control };
+      ops.push({ kind: 'wait', ms, until }, { kind: 'boundary' });
     } else {
       ops.push({ kind: 'misbehave', actions: Array.isArray(step.misbehave) ? step.misbehave : [step.misbehave] });
     }
@@ -98,6 +114,12 @@ export function planTurn(script: TurnScript, input: string, final: boolean, next
   }
   ops.push({ kind: 'answer', text: answer }, { kind: 'boundary' });
   return ops;
+}
+
+/** Whether the controls a pause waits for were read during the turn. */
+export function pauseSatisfied(turn: ActiveTurn, until: PauseUntil): boolean {
+  const enough = until.controls === undefined || turn.controlsRead >= until.controls;
+  return enough && (until.control === undefined || turn.controlTypesRead.has(until.control));
 }
 
 /**
