@@ -88,10 +88,10 @@ const POLL_TICK_MS = 100;
  * wake-up costs the parent about 50-100 µs of CPU (kernel, libuv, the read): 500 of them are 3-5 % of a
  * core. One run streaming 400 events/s stays below; ten runs at 100/s are above.
  */
-export const AUTO_ENTER_PER_SECOND = 500;
+const AUTO_ENTER_PER_SECOND = 500;
 const AUTO_LEAVE_PER_SECOND = 150;
 /** `'auto'`: the tick busy tails are read on while the process is congested (each line at most this late). */
-export const AUTO_TICK_MS = 20;
+const AUTO_TICK_MS = 20;
 
 /** Whether a drain that reads nothing checks that the path still names the file. */
 type PathCheck = 'always' | 'throttled' | 'done';
