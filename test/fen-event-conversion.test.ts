@@ -60,6 +60,14 @@ describe('event conversion per key order', () => {
     expect(again).toStrictEqual({ v: 1, seq: 3, type: 'assistant-text-delta', run: 'r', delta: 'c', extra: { monoNs: '6' } });
   });
 
+  it('two key orders that read alike once joined never share a builder', () => {
+    // Joined with newlines, both orders below would read "v seq type run a delta".
+    const first = convert('{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","a":1,"delta":"x"}');
+    const second = convert('{"v":1,"seq":2,"type":"assistant-text-delta","run":"r","a\\ndelta":2}');
+    expect(first).toStrictEqual({ v: 1, seq: 1, type: 'assistant-text-delta', run: 'r', delta: 'x', extra: { a: 1 } });
+    expect(second).toStrictEqual({ v: 1, seq: 2, type: 'assistant-text-delta', run: 'r', extra: { 'a\ndelta': 2 } });
+  });
+
   it('copies key by key where compiling is not allowed, with the same result', () => {
     const lines = [
       '{"v":1,"seq":1,"type":"turn-complete","run":"r","turn":1,"stop-reason":"s","usage":{"input":1},"x-a":1}',

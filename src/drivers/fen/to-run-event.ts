@@ -103,7 +103,8 @@ function compileBuilder(keys: readonly string[], order: readonly string[]): Buil
 
 /** The builder for the order just remembered in `fields` (compiled at most once per order and type). */
 function builderFor(fields: TypeFields): Builder | undefined {
-  const signature = fields.keys.join('\n');
+  // JSON of the array, not a join: a child's key may itself hold the separator.
+  const signature = JSON.stringify(fields.keys);
   let build = fields.builders.get(signature);
   if (build === undefined && fields.builders.size < MAX_BUILDERS_PER_TYPE) {
     build = compileBuilder(fields.keys, fields.order);
