@@ -119,11 +119,15 @@ describe('a Fen run nobody iterates', () => {
   });
 });
 
-/** A pool of one and a pooled hostile Fen child that floods `count` events and exits, with a small high-water mark. */
+/**
+ * A pool of one and a pooled hostile Fen child that floods `count` events and exits, with a small high-water
+ * mark for the run and for the pool's events() streams (a stream fills up to its own mark before a slow
+ * consumer's `break` closes it).
+ */
 function pooledFlood(count: number, before: (sup: Supervisor) => void = () => undefined) {
   const stateDir = scratchDir();
   cleanups.push(stateDir.cleanup);
-  const sup = createSupervisor({ concurrency: 1, handleParentSignals: false });
+  const sup = createSupervisor({ concurrency: 1, handleParentSignals: false, highWaterMark: 200 });
   before(sup);
   const run = sup.spawn({
     command: process.execPath,
