@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventReader, LineTail } from '../src/channel/index.js';
-import { armedTailTimers } from '../src/channel/line-tail.js';
+import { armedTailTimers } from '../src/channel/tail-waker.js';
 import { WakeGovernor } from '../src/channel/wake-governor.js';
 import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
 import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';

@@ -1,9 +1,9 @@
-// Tails an append-only file as whole lines: fs.watch wake-ups (or a shared tick when busy), a slow safety poll, synchronous bounded reads.
-import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
-import type { FSWatcher } from 'node:fs';
+// Tails an append-only file as whole lines: synchronous bounded reads, split into lines, checked against a rewrite of the file.
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
-import { GridTicker } from './grid-ticker.js';
-import { WakeGovernor } from './wake-governor.js';
+import { TailWaker } from './tail-waker.js';
+import type { PathCheck } from './tail-waker.js';
+import type { WakeGovernor } from './wake-governor.js';
 
 /** What a {@link LineTail} reports. Handlers run synchronously inside a drain and must not throw. */
 export interface LineTailHandlers {
@@ -43,8 +43,7 @@ export interface LineTailOptions {
    * notification reads at once). The first notification after a quiet spell still reads at once; while
    * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
    * until three ticks in a row find nothing new. `'auto'`: 0 until the whole process wakes for reads
-   * faster than {@link AUTO_ENTER_PER_SECOND} (see {@link WakeGovernor}), then `AUTO_TICK_MS` until it
-   * calms down again.
+   * faster than 500 a second (see {@link WakeGovernor}), then 20 ms until it calms down again.
    */
   latencyBudgetMs?: number | 'auto';
   /** @internal The wake-up count `'auto'` follows (tests pass their own; default: the process's). */
@@ -71,58 +70,11 @@ const LINE_START = WITNESS_BYTES;
 const BUFFER_BYTES = LINE_START + MAX_LINE_BYTES + CHUNK_BYTES;
 /** A line of fewer UTF-16 units than this is surely under MAX_LINE_BYTES (at most 3 UTF-8 bytes per unit). */
 const SURELY_SHORT_UNITS = Math.ceil(MAX_LINE_BYTES / 3);
-/** An idle tail's safety poll slows down to this many times its base period. */
-const MAX_POLL_BACKOFF = 8;
 /**
  * A notification that finds no new data checks the path (a rename or delete also notifies) at most this
  * often: under load one write is often notified twice, and the safety poll checks anyway.
  */
 const NOTIFIED_PATH_CHECK_MS = 100;
-/** A hot tail watches again after this many ticks in a row found nothing new. */
-const HOT_QUIET_TICKS = 3;
-/** Period of the one timer that runs every tail's safety poll. */
-const POLL_TICK_MS = 100;
-/**
- * `'auto'`: the process's wake-ups per second (reads that notifications and ticks cause, all tails
- * together) from which busy tails are read on a shared tick, and below which they watch again. One
- * wake-up costs the parent about 50-100 µs of CPU (kernel, libuv, the read): 500 of them are 3-5 % of a
- * core. One run streaming 400 events/s stays below; ten runs at 100/s are above.
- */
-const AUTO_ENTER_PER_SECOND = 500;
-const AUTO_LEAVE_PER_SECOND = 150;
-/** `'auto'`: the tick busy tails are read on while the process is congested (each line at most this late). */
-const AUTO_TICK_MS = 20;
-
-/** Whether a drain that reads nothing checks that the path still names the file. */
-type PathCheck = 'always' | 'throttled' | 'done';
-
-/** Every open tail's safety poll: one timer (hundreds of idle runs must not mean hundreds of timers). */
-const pollTicker = new GridTicker(POLL_TICK_MS);
-/** The shared ticks of tails reading on a latency budget, one per budget. */
-const budgetTickers = new Map<number, GridTicker>();
-/** The wake-ups of every tail in this process (what `'auto'` follows). */
-const processGovernor = new WakeGovernor({
-  enterPerSecond: AUTO_ENTER_PER_SECOND,
-  leavePerSecond: AUTO_LEAVE_PER_SECOND,
-  windowMs: 250,
-});
-
-function budgetTicker(budgetMs: number): GridTicker {
-  let ticker = budgetTickers.get(budgetMs);
-  if (ticker === undefined) {
-    ticker = new GridTicker(budgetMs);
-    budgetTickers.set(budgetMs, ticker);
-  }
-  return ticker;
-}
-
-/** @internal Timers the tails hold now (tests check that closed tails leave none). */
-export function armedTailTimers(): number {
-  let armed = pollTicker.armed ? 1 : 0;
-  for (const ticker of budgetTickers.values()) if (ticker.armed) armed++;
-  return armed;
-}
-
 /**
  * One read buffer for every tail: reads are synchronous, so a tail holds it only inside a drain and
  * keeps just its partial line between drains. A drain nested inside another tail's (a handler starting
@@ -141,10 +93,9 @@ let spareBuffer: Buffer | undefined;
 export class LineTail {
   readonly #path: string;
   readonly #handlers: LineTailHandlers;
-  readonly #pollMs: number;
-  readonly #latencyBudgetMs: number | 'auto';
-  readonly #governor: WakeGovernor;
   readonly #shouldPause: () => boolean;
+  /** When to read (watch, safety poll, busy tick). */
+  readonly #waker: TailWaker;
   /** A partial line carried over between drains (its first `#partialLength` bytes). */
   #partial: Buffer | undefined;
   #partialLength = 0;
@@ -161,23 +112,7 @@ export class LineTail {
   /** The last bytes read (file offsets `#offset - #witnessLength` to `#offset`). */
   readonly #witness = Buffer.alloc(WITNESS_BYTES);
   #witnessLength = 0;
-  #watcher: FSWatcher | undefined;
-  /** Current safety poll period (backs off while idle) and when the next poll is due. */
-  #pollEvery: number;
-  #nextPollAt = 0;
-  readonly #pollMember = { tick: (now: number) => (this.pollIfDue(now), true) };
-  /** Reading on a shared tick (not watching) while notifications come faster than the budget. */
-  #hot = false;
-  /** The tick period while hot (the budget, or AUTO_TICK_MS). */
-  #hotPeriod = 0;
-  #lastWakeAt = Number.NEGATIVE_INFINITY;
-  /** Ticks in a row that found nothing new while hot, and when the last one that read was (or the tail went hot). */
-  #quietTicks = 0;
-  #lastReadTickAt = 0;
-  /** Reads in a row, while hot, that came more than two periods after the one before. */
-  #slowReads = 0;
   #pathCheckedAt = Number.NEGATIVE_INFINITY;
-  readonly #hotMember = { tick: (now: number) => this.#hotTick(now) };
   #draining = false;
   #drainAgain = false;
   #finishAfterDrain = false;
@@ -188,11 +123,21 @@ export class LineTail {
   constructor(path: string, handlers: LineTailHandlers, options: LineTailOptions = {}) {
     this.#path = path;
     this.#handlers = handlers;
-    this.#pollMs = options.pollMs ?? 500;
-    this.#pollEvery = this.#pollMs;
-    this.#latencyBudgetMs = options.latencyBudgetMs ?? 0;
-    this.#governor = options.governor ?? processGovernor;
     this.#shouldPause = options.shouldPause ?? (() => false);
+    this.#waker = new TailWaker(
+      path,
+      {
+        read: (pathCheck) => {
+          const before = this.#offset;
+          this.#run(false, pathCheck);
+          return this.#offset !== before;
+        },
+        paused: () => this.#shouldPause(),
+        samePath: () => this.#samePath(),
+        sameWitness: () => this.#sameWitness(),
+      },
+      { pollMs: options.pollMs ?? 500, latencyBudgetMs: options.latencyBudgetMs ?? 0, governor: options.governor },
+    );
     if (options.from !== undefined) {
       this.#offset = options.from.offset;
       this.#skipping = options.from.skipping;
@@ -232,26 +177,13 @@ export class LineTail {
       return;
     }
     if (!this.#primeWitness()) return;
-    this.#watch();
-    this.#nextPollAt = Date.now() + this.#pollEvery;
-    pollTicker.add(this.#pollMember);
+    this.#waker.start();
     this.drain();
   }
 
-  /** @internal The shared poll timer's tick: drains when this tail's safety poll is due, backing off while idle. */
+  /** @internal The safety poll as its shared timer runs it at `now` (tests give the time). */
   pollIfDue(now: number): void {
-    if (now < this.#nextPollAt || this.#stopped) return;
-    // Also while paused: a swapped file is found within one poll period, not when the consumer catches up.
-    if (!this.#samePath()) return;
-    const before = this.#offset;
-    if (this.#shouldPause()) {
-      if (!this.#sameWitness()) return;
-    } else if (!this.#hot) {
-      // While hot the budget's tick reads; the poll only checks the path.
-      this.#run(false, 'done');
-    }
-    if (this.#offset === before) this.#pollEvery = Math.min(this.#pollEvery * 2, this.#pollMs * MAX_POLL_BACKOFF);
-    this.#nextPollAt = now + this.#pollEvery;
+    this.#waker.pollIfDue(now);
   }
 
   /** Reads everything available now, unless paused. Safe to call at any time, also re-entrantly. */
@@ -286,7 +218,7 @@ export class LineTail {
   end(): void {
     if (this.#stopped || this.#ending) return;
     this.#ending = true;
-    this.#stopTimers();
+    this.#waker.stop();
     this.drain();
   }
 
@@ -310,7 +242,7 @@ export class LineTail {
   /** Stops reading and releases the fd, the watcher and the timers. Idempotent. */
   close(): void {
     this.#stopped = true;
-    this.#stopTimers();
+    this.#waker.stop();
     if (this.#detached !== undefined) this.#detached.fd = undefined;
     if (this.#fd !== undefined) {
       try {
@@ -322,119 +254,6 @@ export class LineTail {
     }
     this.#partialLength = 0;
     this.#partial = undefined;
-  }
-
-  #watch(): void {
-    try {
-      this.#watcher = watch(this.#path, { persistent: false }, () => this.#queueNotify());
-      this.#watcher.on('error', () => {
-        // The safety poll keeps reading; a broken watcher only costs latency.
-        this.#unwatch();
-      });
-    } catch {
-      this.#watcher = undefined;
-    }
-  }
-
-  #unwatch(): void {
-    this.#watcher?.close();
-    this.#watcher = undefined;
-  }
-
-  #stopTimers(): void {
-    pollTicker.delete(this.#pollMember);
-    if (this.#hot) {
-      this.#hot = false;
-      const ticker = budgetTicker(this.#hotPeriod);
-      ticker.delete(this.#hotMember);
-      if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
-    }
-    this.#unwatch();
-  }
-
-  /**
-   * Tails notified in this turn of the event loop. Their reads run once the loop has dispatched every
-   * file-system event it read (same turn, no timer): a file notified twice in one batch, common under
-   * load since all watchers share one inotify queue, is read once.
-   */
-  static readonly #notified = new Set<LineTail>();
-
-  static #readNotified(): void {
-    const now = Date.now();
-    for (const tail of LineTail.#notified) {
-      LineTail.#notified.delete(tail);
-      tail.#onNotify(now);
-    }
-  }
-
-  #queueNotify(): void {
-    const notified = LineTail.#notified;
-    if (notified.size === 0) setImmediate(LineTail.#readNotified);
-    notified.add(this);
-  }
-
-  /** fs.watch said the file changed: read now, or, past the budget's rate, on its shared tick. */
-  #onNotify(now: number): void {
-    this.#governor.wake(now);
-    const period = this.#coalescePeriod(now);
-    if (period === 0) {
-      this.#run(false, 'throttled');
-      return;
-    }
-    // Paused: nothing to read until the consumer catches up (its resume drains).
-    if (this.#hot || this.#stopped || this.#shouldPause()) return;
-    if (now - this.#lastWakeAt >= period) {
-      // The first notification after a quiet spell: read at once.
-      this.#lastWakeAt = now;
-      this.#run(false, 'throttled');
-      return;
-    }
-    // Notifications come faster than the budget: stop watching (each one costs a callback) and read on the tick.
-    this.#hot = true;
-    this.#hotPeriod = period;
-    this.#lastReadTickAt = now;
-    this.#slowReads = 0;
-    this.#unwatch();
-    budgetTicker(period).add(this.#hotMember);
-  }
-
-  /** How long a busy file's lines may wait now: the budget, or under `'auto'` AUTO_TICK_MS while the process is congested. */
-  #coalescePeriod(now: number): number {
-    const budget = this.#latencyBudgetMs;
-    if (budget !== 'auto') return budget;
-    return this.#governor.congested(now) ? AUTO_TICK_MS : 0;
-  }
-
-  /**
-   * The shared tick while hot: read on while lines keep coming. Watch again once ticks found none for
-   * HOT_QUIET_TICKS in a row (the writer stopped), or when two reads in a row each came more than two
-   * periods after the one before (the writer is slower than the tick: its next line is read at once
-   * again, not up to a period late; one late read alone may be the load's doing), or under `'auto'` once
-   * the process is no longer congested. A writer just under the period stays on the tick: it would
-   * otherwise make and drop a watcher, and pay a notification, per line.
-   */
-  #hotTick(now: number): boolean {
-    if (!this.#hot) return false;
-    const before = this.#offset;
-    this.#run(false, 'throttled');
-    if (this.#stopped || this.#ending) return (this.#hot = false);
-    if (this.#offset !== before) {
-      // A tick that read saved at least one notification: it counts as the wake-up it still is.
-      this.#governor.wake(now);
-      this.#quietTicks = 0;
-      this.#slowReads = now - this.#lastReadTickAt > 2 * this.#hotPeriod ? this.#slowReads + 1 : 0;
-      this.#lastReadTickAt = now;
-      if (this.#slowReads < 2 && this.#coalescePeriod(now) !== 0) return true;
-    } else if (++this.#quietTicks < HOT_QUIET_TICKS) {
-      return true;
-    }
-    this.#quietTicks = 0;
-    this.#hot = false;
-    this.#lastWakeAt = now;
-    this.#watch();
-    // A line written between that read and the new watch must not wait for the next one.
-    this.drain();
-    return false;
   }
 
   /**
@@ -514,11 +333,7 @@ export class LineTail {
       const keep = Math.min(WITNESS_BYTES, witness + fresh);
       buffer.copy(this.#witness, 0, at + fresh - keep, at + fresh);
       this.#witnessLength = keep;
-      if (this.#pollEvery !== this.#pollMs) {
-        // Data flows again: back to the base safety poll.
-        this.#pollEvery = this.#pollMs;
-        this.#nextPollAt = Math.min(this.#nextPollAt, Date.now() + this.#pollMs);
-      }
+      this.#waker.dataFlowed();
       this.#split(buffer, at + fresh);
       // A short read is the end of the file (a line appended since wakes the tail again).
       if (fresh < CHUNK_BYTES) return !this.#stopped;
