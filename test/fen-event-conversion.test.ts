@@ -86,4 +86,9 @@ describe('event conversion per key order', () => {
     const event = convert(JSON.stringify({ v: 1, seq: 1, type: 'info', run: 'r', [hostile]: 'x' }));
     expect(event.type === 'info' && event.extra).toStrictEqual({ [hostile]: 'x' });
   });
+
+  it('camelCases at hyphens between words only: a leading hyphen keeps its spelling', () => {
+    const event = convert('{"v":1,"seq":1,"type":"info","run":"r","x-note":1,"-lead":2,"--both-ends--":3,"a--b":4}');
+    expect(event.type === 'info' && event.extra).toStrictEqual({ xNote: 1, '-lead': 2, '--bothEnds--': 3, aB: 4 });
+  });
 });

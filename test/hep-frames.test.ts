@@ -45,11 +45,14 @@ describe('HEP frames', () => {
   });
 
   it('keeps unknown fields camelCased under extra, none lost, never as the prototype', () => {
-    const frame = JSON.parse('{"type":"message_delta","turn_id":1,"delta":"x","x_score":0.5,"seq":9,"run":"other","extra":{"a":1},"a_b":1,"aB":2,"__proto__":{"evil":true}}') as HepFrame;
+    const frame = JSON.parse('{"type":"message_delta","turn_id":1,"delta":"x","x_score":0.5,"seq":9,"run":"other","extra":{"a":1},"a_b":1,"aB":2,"_private":3,"__proto__":{"evil":true}}') as HepFrame;
     const draft: RunEventDraftOf<'assistant-text-delta'> = { type: 'assistant-text-delta' };
     const { extra } = addExtras(draft, frame, ['turn_id', 'delta']);
     // A snake_case key whose camelCase name the frame also has as such keeps its own spelling.
-    expect(extra).toEqual({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, Proto__: { evil: true } });
+    // Leading underscores are not word breaks: `_private` and `__proto__` keep their spelling.
+    expect(Object.keys(extra!)).toEqual(['xScore', 'seq', 'run', 'extra', 'a_b', 'aB', '_private', '__proto__']);
+    expect(extra).toMatchObject({ xScore: 0.5, seq: 9, run: 'other', extra: { a: 1 }, a_b: 1, aB: 2, _private: 3 });
+    expect(Object.getOwnPropertyDescriptor(extra, '__proto__')?.value).toEqual({ evil: true });
     expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
     expect(addExtras({ type: 'assistant-text-delta' }, frame, Object.keys(frame))).toEqual({ type: 'assistant-text-delta' });
   });

@@ -43,11 +43,14 @@ const FIELDS = new Map<unknown, TypeFields>(
   [...EVENT_SCHEMAS].map(([type, spec]) => [type, typeFields(spec.fields.map((field) => field.key))]),
 );
 
-/** `stop-reason` -> `stopReason`, `is-error?` -> `isError`, `final?` -> `final`; other keys stay. */
+/**
+ * `stop-reason` -> `stopReason`, `is-error?` -> `isError`, `final?` -> `final`; other keys stay. Only
+ * hyphens after another character join words: a leading one stays (`-x` is not `X`).
+ */
 export function camelKey(key: string): string {
   let converted = keyCache.get(key);
   if (converted === undefined) {
-    converted = key.replace(/\?+$/, '').replace(/-+([^-])/g, (_, letter: string) => letter.toUpperCase());
+    converted = key.replace(/\?+$/, '').replace(/(?<=[^-])-+([^-])/g, (_, letter: string) => letter.toUpperCase());
     if (converted === '') converted = key;
     // Bounded: unknown keys come from an untrusted child, so stop caching past a sane number.
     if (keyCache.size < 1024) keyCache.set(key, converted);

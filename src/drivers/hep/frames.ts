@@ -138,9 +138,12 @@ export function addExtras<Event extends RunEventDraft>(event: Event, frame: HepF
   return event;
 }
 
-/** `tokens_freed` -> `tokensFreed`. */
+/**
+ * `tokens_freed` -> `tokensFreed`. Only underscores after a letter or digit join words: leading ones
+ * stay, so `_private` and `__proto__` keep their spelling (and `__proto__` stays data, see putExtra).
+ */
 function camelOfSnake(key: string): string {
-  return key.replace(/_+([^_])/g, (_, letter: string) => letter.toUpperCase());
+  return key.replace(/(?<=[^_])_+([^_])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 function describe(kind: FieldKind): string {
