@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventReader, LineTail } from '../src/channel/index.js';
-import { armedTailTimers } from '../src/channel/tail-waker.js';
+import { armedTailTimers, armedTickPeriods } from '../src/channel/tail-waker.js';
 import { WakeGovernor } from '../src/channel/wake-governor.js';
 import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
 import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';
@@ -541,6 +541,36 @@ describe('latency budget', () => {
     }
     expect(watching).toBe(true);
     expect(governor.congested(Date.now())).toBe(false);
+    await until(() => lines.length === i);
+    expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
+    expect(reports).toEqual([]);
+    tail.close();
+    expect(armedTailTimers()).toBe(0);
+  });
+
+  it("'auto' reads a busy file on the 30 ms tick while the process is crowded, and moves it back to 20 ms once it is not", async () => {
+    const { lines, reports, handlers } = recorder();
+    // Congested throughout; crowded until the test says otherwise.
+    const congested = { wake: () => undefined, congested: () => true };
+    let crowded = true;
+    const crowd = { wake: () => undefined, congested: () => crowded };
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor: congested, crowdGovernor: crowd, pollMs: 60_000 });
+    tail.start();
+    let i = 0;
+    const write = () => appendFileSync(path, `{"i":${i++}}\n`);
+    const writeUntil = async (done: () => boolean) => {
+      for (let n = 0; n < 2000 && !done(); n++) {
+        write();
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      return done();
+    };
+    expect(await writeUntil(() => armedTickPeriods().length > 0)).toBe(true);
+    expect(armedTickPeriods()).toEqual([30]);
+    crowded = false;
+    // The next tick that reads moves the tail (lines keep coming, so it stays on a tick).
+    expect(await writeUntil(() => armedTickPeriods()[0] === 20)).toBe(true);
+    expect(armedTickPeriods()).toEqual([20]);
     await until(() => lines.length === i);
     expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
     expect(reports).toEqual([]);

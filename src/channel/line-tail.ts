@@ -2,8 +2,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
 import { TailWaker } from './tail-waker.js';
-import type { PathCheck } from './tail-waker.js';
-import type { WakeGovernor } from './wake-governor.js';
+import type { PathCheck, WakeCounter } from './tail-waker.js';
 
 /** What a {@link LineTail} reports. Handlers run synchronously inside a drain and must not throw. */
 export interface LineTailHandlers {
@@ -43,11 +42,14 @@ export interface LineTailOptions {
    * notification reads at once). The first notification after a quiet spell still reads at once; while
    * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
    * until three ticks in a row find nothing new. `'auto'`: 0 until the whole process wakes for reads
-   * faster than 500 a second (see {@link WakeGovernor}), then 20 ms until it calms down again.
+   * faster than 500 a second (see wake-governor.ts), then 20 ms (30 ms from 2000 a second) until it
+   * calms down again.
    */
   latencyBudgetMs?: number | 'auto';
   /** @internal The wake-up count `'auto'` follows (tests pass their own; default: the process's). */
-  governor?: WakeGovernor;
+  governor?: WakeCounter;
+  /** @internal The same count judged against the crowded thresholds (tests pass their own; default: the process's). */
+  crowdGovernor?: WakeCounter;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
   /** Start here instead of at the beginning (a second tail taking over another's place). */
@@ -136,7 +138,12 @@ export class LineTail {
         samePath: () => this.#samePath(),
         sameWitness: () => this.#sameWitness(),
       },
-      { pollMs: options.pollMs ?? 500, latencyBudgetMs: options.latencyBudgetMs ?? 0, governor: options.governor },
+      {
+        pollMs: options.pollMs ?? 500,
+        latencyBudgetMs: options.latencyBudgetMs ?? 0,
+        governor: options.governor,
+        crowdGovernor: options.crowdGovernor,
+      },
     );
     if (options.from !== undefined) {
       this.#offset = options.from.offset;

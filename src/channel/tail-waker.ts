@@ -22,13 +22,21 @@ export interface WokenTail {
   sameWitness(): boolean;
 }
 
+/** What `'auto'` follows: the process's wake-ups, and whether they come fast enough (a {@link WakeGovernor}). */
+export interface WakeCounter {
+  wake(now: number): void;
+  congested(now: number): boolean;
+}
+
 export interface TailWakerOptions {
   /** Base safety poll period (ms). */
   pollMs: number;
   /** See `LineTailOptions.latencyBudgetMs`. */
   latencyBudgetMs: number | 'auto';
   /** The wake-up count `'auto'` follows (default: the process's). */
-  governor?: WakeGovernor | undefined;
+  governor?: WakeCounter | undefined;
+  /** The same count judged against the crowded thresholds (default: the process's). */
+  crowdGovernor?: WakeCounter | undefined;
 }
 
 /** An idle tail's safety poll slows down to this many times its base period. */
@@ -47,6 +55,15 @@ const AUTO_ENTER_PER_SECOND = 500;
 const AUTO_LEAVE_PER_SECOND = 150;
 /** `'auto'`: the tick busy tails are read on while the process is congested (each line at most this late). */
 const AUTO_TICK_MS = 20;
+/**
+ * `'auto'`: wake-ups per second from which the process is crowded, and below which it no longer is:
+ * then busy tails are read on a tick of CROWDED_TICK_MS, Fen's own parent's cadence. Each hot tail costs
+ * one read per tick, so 50 busy runs on the 20 ms tick are 2500 reads a second (a 30 ms poller makes
+ * 1667); on the 30 ms tick they are as many as the poller's. Ten busy runs (500 a second) stay on 20 ms.
+ */
+const CROWDED_ENTER_PER_SECOND = 2000;
+const CROWDED_LEAVE_PER_SECOND = 1000;
+const CROWDED_TICK_MS = 30;
 
 /** Every open tail's safety poll: one timer (hundreds of idle runs must not mean hundreds of timers). */
 const pollTicker = new GridTicker(POLL_TICK_MS);
@@ -56,6 +73,12 @@ const budgetTickers = new Map<number, GridTicker>();
 const processGovernor = new WakeGovernor({
   enterPerSecond: AUTO_ENTER_PER_SECOND,
   leavePerSecond: AUTO_LEAVE_PER_SECOND,
+  windowMs: 250,
+});
+/** The same wake-ups, judged against the crowded thresholds. */
+const processCrowdGovernor = new WakeGovernor({
+  enterPerSecond: CROWDED_ENTER_PER_SECOND,
+  leavePerSecond: CROWDED_LEAVE_PER_SECOND,
   windowMs: 250,
 });
 
@@ -70,9 +93,14 @@ function budgetTicker(budgetMs: number): GridTicker {
 
 /** @internal Timers the tails hold now (tests check that closed tails leave none). */
 export function armedTailTimers(): number {
-  let armed = pollTicker.armed ? 1 : 0;
-  for (const ticker of budgetTickers.values()) if (ticker.armed) armed++;
-  return armed;
+  return (pollTicker.armed ? 1 : 0) + armedTickPeriods().length;
+}
+
+/** @internal The periods of the shared ticks busy tails are read on now, shortest first. */
+export function armedTickPeriods(): number[] {
+  const periods: number[] = [];
+  for (const [period, ticker] of budgetTickers) if (ticker.armed) periods.push(period);
+  return periods.sort((a, b) => a - b);
 }
 
 /**
@@ -86,7 +114,8 @@ export class TailWaker {
   readonly #tail: WokenTail;
   readonly #pollMs: number;
   readonly #latencyBudgetMs: number | 'auto';
-  readonly #governor: WakeGovernor;
+  readonly #governor: WakeCounter;
+  readonly #crowdGovernor: WakeCounter;
   #watcher: FSWatcher | undefined;
   /** Current safety poll period (backs off while idle) and when the next poll is due. */
   #pollEvery: number;
@@ -94,7 +123,7 @@ export class TailWaker {
   readonly #pollMember = { tick: (now: number) => (this.pollIfDue(now), true) };
   /** Reading on a shared tick (not watching) while notifications come faster than the budget. */
   #hot = false;
-  /** The tick period while hot (the budget, or AUTO_TICK_MS). */
+  /** The tick period while hot (the budget, or under `'auto'` AUTO_TICK_MS or CROWDED_TICK_MS). */
   #hotPeriod = 0;
   #lastWakeAt = Number.NEGATIVE_INFINITY;
   /** Ticks in a row that found nothing new while hot, and when the last one that read was (or the tail went hot). */
@@ -113,6 +142,7 @@ export class TailWaker {
     this.#pollEvery = options.pollMs;
     this.#latencyBudgetMs = options.latencyBudgetMs;
     this.#governor = options.governor ?? processGovernor;
+    this.#crowdGovernor = options.crowdGovernor ?? processCrowdGovernor;
   }
 
   /** Starts watching and polling. */
@@ -199,7 +229,7 @@ export class TailWaker {
 
   /** fs.watch said the file changed: read now, or, past the budget's rate, on its shared tick. */
   #onNotify(now: number): void {
-    this.#governor.wake(now);
+    this.#wake(now);
     const period = this.#coalescePeriod(now);
     if (period === 0) {
       this.#tail.read('throttled');
@@ -222,11 +252,29 @@ export class TailWaker {
     budgetTicker(period).add(this.#hotMember);
   }
 
-  /** How long a busy file's lines may wait now: the budget, or under `'auto'` AUTO_TICK_MS while the process is congested. */
+  #wake(now: number): void {
+    this.#governor.wake(now);
+    this.#crowdGovernor.wake(now);
+  }
+
+  /**
+   * How long a busy file's lines may wait now: the budget, or under `'auto'` AUTO_TICK_MS while the
+   * process is congested and CROWDED_TICK_MS while it is crowded.
+   */
   #coalescePeriod(now: number): number {
     const budget = this.#latencyBudgetMs;
     if (budget !== 'auto') return budget;
-    return this.#governor.congested(now) ? AUTO_TICK_MS : 0;
+    if (!this.#governor.congested(now)) return 0;
+    return this.#crowdGovernor.congested(now) ? CROWDED_TICK_MS : AUTO_TICK_MS;
+  }
+
+  /** A hot tail whose period changed (`'auto'` as the process crowds or thins out) moves to that tick. */
+  #moveTo(period: number): void {
+    const ticker = budgetTicker(this.#hotPeriod);
+    ticker.delete(this.#hotMember);
+    if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
+    this.#hotPeriod = period;
+    budgetTicker(period).add(this.#hotMember);
   }
 
   /**
@@ -245,11 +293,16 @@ export class TailWaker {
     if (this.#stopped) return false;
     if (found) {
       // A tick that read saved at least one notification: it counts as the wake-up it still is.
-      this.#governor.wake(now);
+      this.#wake(now);
       this.#quietTicks = 0;
       this.#slowReads = now - this.#lastReadTickAt > 2 * this.#hotPeriod ? this.#slowReads + 1 : 0;
       this.#lastReadTickAt = now;
-      if (this.#slowReads < 2 && this.#coalescePeriod(now) !== 0) return true;
+      const period = this.#coalescePeriod(now);
+      if (this.#slowReads < 2 && period !== 0) {
+        if (period === this.#hotPeriod) return true;
+        this.#moveTo(period);
+        return false;
+      }
     } else if (++this.#quietTicks < HOT_QUIET_TICKS) {
       return true;
     }
