@@ -420,6 +420,31 @@ describe('event reader', () => {
 });
 
 describe('safety poll', () => {
+  it('runs on the shared timer for every open tail, each when it is due, and stops with the last one', async () => {
+    // Paused tails read nothing on a notification: only the safety poll finds that their files were swapped.
+    const tails = Array.from({ length: 5 }, (_, n) => {
+      const file = `${path}.${n}`;
+      writeFileSync(file, '');
+      const { reports, handlers } = recorder();
+      const tail = new LineTail(file, handlers, { pollMs: 50 + 50 * n, shouldPause: () => true });
+      tail.start();
+      return { file, reports, tail };
+    });
+    expect(armedTailTimers()).toBe(1);
+    for (const { file } of tails) {
+      rmSync(file);
+      writeFileSync(file, '');
+    }
+    await until(() => tails.every(({ reports }) => reports.length === 1));
+    for (const { reports, tail } of tails) {
+      expect(reports).toEqual([expect.stringMatching(/replaced by another file/)]);
+      expect(tail.stopped).toBe(true);
+    }
+    expect(armedTailTimers()).toBe(0);
+    for (const { file } of tails) rmSync(file);
+  });
+
+
   it('reads appends on its own poll, backing off while idle', async () => {
     const { lines, handlers } = recorder();
     // pollIfDue runs synchronously right after the append, before any fs.watch callback can.
