@@ -1,8 +1,8 @@
 // Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
 import { toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
-import type { RunEventDraft, RunEventDraftOf } from '../../run/types/index.js';
-import { collectExtra } from '../extra-fields.js';
+import type { RunEventDraft, RunEventDraftOf, RunEventExtra } from '../../run/types/index.js';
+import { putExtra } from '../extra-fields.js';
 import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
 import type { Frame } from './frames.js';
 
@@ -15,10 +15,18 @@ export type EventDraft = RunEventDraft;
  * draft's `extra`, as sent: unknown fields pass through, and never clobber a field of the draft.
  */
 export function withExtras<D extends EventDraft>(draft: D, frame: Frame, used: readonly string[]): D {
-  const extra = collectExtra(frame, (key) => key === 'type' || used.includes(key));
+  let extra: RunEventExtra | undefined;
+  // for...in over a JSON.parse result sees exactly its own keys, without the array Object.keys makes.
+  for (const key in frame) {
+    if (key === 'type' || used.includes(key)) continue;
+    putExtra((extra ??= {}), key, frame[key]!);
+  }
   if (extra !== undefined) draft.extra = extra;
   return draft;
 }
+
+/** The fields the delta frames map (one array for every frame, not one per call). */
+const DELTA_FIELDS = ['text'] as const;
 
 /**
  * A frame with no RunEvent of its own (status, plan, file_changed, title, an unknown type...): an
@@ -37,9 +45,9 @@ export function displayDraft(frame: Frame): EventDraft | undefined {
   switch (frame.type) {
     case 'token':
       // checkFrame made sure of the required fields (`text`, `name`, `tool`, `ok`) of every frame mapped here.
-      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] as string }, frame, ['text']);
+      return withExtras({ type: 'assistant-text-delta', delta: frame['text'] as string }, frame, DELTA_FIELDS);
     case 'thinking':
-      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] as string }, frame, ['text']);
+      return withExtras({ type: 'assistant-thinking-delta', delta: frame['text'] as string }, frame, DELTA_FIELDS);
     case 'tool_call': {
       const draft: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['name'] as string };
       const id = stringField(frame, 'id');
