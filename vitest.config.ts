@@ -15,7 +15,7 @@ const UNIT_FILES = [
   'cli-approval-policy', 'connect-options', 'event-types', 'fen-event-conversion', 'fuseraft-bounded-text',
   'fuseraft-bridge-session', 'fuseraft-frames', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames',
   'line-splitter', 'mew-fake-daemon', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure',
-  'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
+  'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'run-timers', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
   'wire-properties', 'wire-sequence', 'wire-state',
 ].map((name) => `test/${name}.test.ts`);
 

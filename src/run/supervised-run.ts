@@ -16,6 +16,7 @@ import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outc
 import type { ResolvedRunOptions } from './resolved-options.js';
 import { registerLiveRun, unregisterLiveRun, watchLiveRun } from './shutdown.js';
 import type { ShutdownParticipant } from './shutdown.js';
+import { RunTimers } from './run-timers.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { SupervisedProcess } from './supervised-process.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
@@ -115,9 +116,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #eventsBehind = false;
 
   readonly #outputDecoders: { stdout?: StringDecoder; stderr?: StringDecoder } = {};
-  #readyTimer: NodeJS.Timeout | undefined;
-  #deadlineTimer: NodeJS.Timeout | undefined;
-  #finalizeTimer: NodeJS.Timeout | undefined;
+  readonly #timers = new RunTimers();
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #watchdog: StallWatchdog;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
@@ -332,10 +331,9 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
 
   #armTimers(): void {
     const options = this.#options;
-    this.#readyTimer = setTimeout(() => this.#onReadyTimeout(), options.readyTimeoutMs);
-    this.#readyTimer.unref();
+    this.#timers.after('ready', options.readyTimeoutMs, () => this.#onReadyTimeout());
     // The child sees whole seconds rounded up: enforce the same instant, then give the usual grace.
-    if (options.deadlineMs !== undefined) this.#armDeadline(Math.ceil(options.deadlineMs / 1000) * 1000);
+    if (options.deadlineMs !== undefined) this.#timers.at('deadline', Math.ceil(options.deadlineMs / 1000) * 1000, () => this.#onDeadline());
     options.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
@@ -454,7 +452,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       },
       ready: () => {
         if (this.#ended) return;
-        this.#clearReadyTimer();
+        this.#timers.clear('ready');
         this.#ledger.childReady();
         this.#mirror.ready();
       },
@@ -594,7 +592,6 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   /* ---------------------------------------------------------------------------------------------- */
 
   #onReadyTimeout(): void {
-    this.#readyTimer = undefined;
     if (this.#mirror.state !== 'starting' || !this.#childAlive) return;
     // A child that is not ready reads no controls: no cancel, straight to SIGTERM.
     this.#end(
@@ -603,15 +600,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     );
   }
 
-  #armDeadline(at: number): void {
-    // setTimeout cannot wait more than 2^31-1 ms: far deadlines re-arm until they are near.
-    const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
-    this.#deadlineTimer = setTimeout(() => (Date.now() < at ? this.#armDeadline(at) : this.#onDeadline()), wait);
-    this.#deadlineTimer.unref();
-  }
-
   #onDeadline(): void {
-    this.#deadlineTimer = undefined;
     if (!this.#childAlive || this.#childExit !== undefined) return;
     // A child process knows its deadline (FEN_WIRE_DEADLINE) and stops by itself. A daemon does not:
     // its work is cancelled, and the connection dropped at once (the deadline has passed).
@@ -620,8 +609,9 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   }
 
   #startFinalizeTimer(): void {
-    if (this.#finalizeTimer !== undefined) return;
-    this.#finalizeTimer = setTimeout(() => {
+    // Once per run: a second accepted finalize does not extend the first one's grace.
+    if (this.#timers.isSet('finalize')) return;
+    this.#timers.after('finalize', this.#options.finalizeGraceMs, () => {
       if (!this.#childAlive || this.#childExit !== undefined) return;
       this.#end(
         {
@@ -631,13 +621,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
         },
         { cancel: true },
       );
-    }, this.#options.finalizeGraceMs);
-    this.#finalizeTimer.unref();
-  }
-
-  #clearReadyTimer(): void {
-    if (this.#readyTimer !== undefined) clearTimeout(this.#readyTimer);
-    this.#readyTimer = undefined;
+    });
   }
 
   /** A turn is open and the child has been silent for stallTimeoutMs: cancel, then the kill ladder. */
@@ -655,11 +639,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
 
   #clearTimers(): void {
     this.#watchdog.stop();
-    this.#clearReadyTimer();
-    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
-    if (this.#finalizeTimer !== undefined) clearTimeout(this.#finalizeTimer);
-    this.#deadlineTimer = undefined;
-    this.#finalizeTimer = undefined;
+    this.#timers.clearAll();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
