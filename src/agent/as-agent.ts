@@ -1,5 +1,5 @@
 // asAgent: an Agent Handler whose invoke runs one turn in a supervised child (a fresh run per invoke, or a keep-alive run per session).
-import { spawnRun } from '../run/spawn-run.js';
+import { duration, spawnRun } from '../run/spawn-run.js';
 import type { Ack, Run, RunOptions } from '../index.js';
 import { FreshTurn } from './fresh-turn.js';
 import { InvokeStream } from './invoke-stream.js';
@@ -57,11 +57,7 @@ export function asAgent(options: AgentOptions): SupervisedAgent {
 }
 
 function millis(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RangeError(`options.${name} must be a finite number of milliseconds >= 0`);
-  }
-  return Math.min(value, 2 ** 31 - 1);
+  return value === undefined ? fallback : duration(name, value);
 }
 
 /** Why an invoke's input is unusable, or undefined when it is fine. */

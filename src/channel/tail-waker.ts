@@ -224,9 +224,7 @@ export class TailWaker {
     pollSchedule.remove(this);
     if (this.#hot) {
       this.#hot = false;
-      const ticker = budgetTicker(this.#hotPeriod);
-      ticker.delete(this.#hotMember);
-      if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
+      this.#leaveTick();
     }
     this.#unwatch();
   }
@@ -346,11 +344,17 @@ export class TailWaker {
 
   /** A hot tail whose period changed (`'auto'` as the process crowds or thins out) moves to that tick. */
   #moveTo(period: number): void {
-    const ticker = budgetTicker(this.#hotPeriod);
-    ticker.delete(this.#hotMember);
-    if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
+    this.#leaveTick();
     this.#hotPeriod = period;
     budgetTicker(period).add(this.#hotMember);
+  }
+
+  /** Takes this tail off the tick of `#hotPeriod`; the tick goes with its last member. */
+  #leaveTick(): void {
+    const ticker = budgetTickers.get(this.#hotPeriod);
+    if (ticker === undefined) return;
+    ticker.delete(this.#hotMember);
+    if (ticker.size === 0) budgetTickers.delete(this.#hotPeriod);
   }
 
   /**

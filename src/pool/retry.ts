@@ -1,5 +1,6 @@
 // Retry policy of the pool: validation, whether an outcome is retried, and the wait before the retry.
 import { rethrowLater } from '../run/guarded-emitter.js';
+import { MAX_TIMER_MS } from '../run/run-timers.js';
 import type { Outcome } from '../run/types/index.js';
 import type { RetryPolicy } from './types.js';
 
@@ -55,7 +56,7 @@ export function backoffMs(policy: RetryPolicy, next: number, outcome: Outcome): 
       value = 0;
     }
   }
-  return validDelay(value) ? Math.min(value, 2 ** 31 - 1) : 0;
+  return validDelay(value) ? Math.min(value, MAX_TIMER_MS) : 0;
 }
 
 function validDelay(value: unknown): value is number {

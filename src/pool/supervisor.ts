@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
+import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { registerLiveRun, unregisterLiveRun } from '../run/shutdown.js';
 import type { ShutdownParticipant } from '../run/shutdown.js';
 import { checkRunOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
@@ -151,7 +152,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (graceMs !== undefined && this.#live.size > 0) {
       const timer = setTimeout(() => {
         for (const run of this.#live.keys()) void run.kill('the supervisor shutdown grace ran out');
-      }, Math.min(graceMs, 2 ** 31 - 1));
+      }, Math.min(graceMs, MAX_TIMER_MS));
       // The earliest grace wins; the timer goes when the pool is idle.
       if (this.#killTimer === undefined) this.#killTimer = timer;
       else clearTimeout(timer);

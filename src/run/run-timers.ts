@@ -3,8 +3,8 @@
 /** The run's one-shot timers. */
 export type RunTimerName = 'ready' | 'deadline' | 'finalize';
 
-/** setTimeout waits at most this long; a longer wait fires at once. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** Largest delay setTimeout honours; a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Each name holds at most one timer. A timer stays set once it fired, until {@link clear} (so
@@ -22,7 +22,7 @@ export class RunTimers {
 
   /** Calls `fire` once the clock reaches `at` (epoch ms): a wait past setTimeout's limit re-arms until it is near. */
   at(name: RunTimerName, at: number, fire: () => void): void {
-    const wait = Math.min(Math.max(0, at - Date.now()), MAX_TIMEOUT_MS);
+    const wait = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
     this.after(name, wait, () => (Date.now() < at ? this.at(name, at, fire) : fire()));
   }
 

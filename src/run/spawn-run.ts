@@ -6,6 +6,7 @@ import { linkAbortSignal } from './abort-link.js';
 import type { Protocol } from './driver.js';
 import { refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
+import { MAX_TIMER_MS } from './run-timers.js';
 import { SupervisedRun } from './supervised-run.js';
 import type { Run, RunOptions } from './types/index.js';
 
@@ -184,9 +185,6 @@ function callback<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`options.${name} must be a function`);
   return value;
 }
-
-/** Largest delay setTimeout honours; longer ones would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function duration(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
