@@ -105,8 +105,22 @@ const startFenStyle = (child, counter) => startBare(child, counter, pollingReade
 const startWatchFloor = (child, counter) =>
   startBare(child, counter, (path, onEvent) => watchReader(path, (line) => onEvent(JSON.parse(line))));
 
+/**
+ * The same bare child, read only until it is `ready` and then left alone: what hosting busy children
+ * costs the parent before any reading (the part of every parent's CPU that no reader can save).
+ */
+const startUnread = (child, counter) =>
+  startBare(child, counter, (path, onEvent) => {
+    const reader = pollingReader(path, (event) => {
+      if (event.type !== 'ready') return;
+      reader.close();
+      onEvent(event);
+    });
+    return reader;
+  });
+
 /** How each parent starts one child. */
-const STARTERS = { subvisor: startSupervised, 'fen-style': startFenStyle, 'watch-floor': startWatchFloor };
+const STARTERS = { subvisor: startSupervised, 'fen-style': startFenStyle, 'watch-floor': startWatchFloor, unread: startUnread };
 
 /** Bytes V8's young generation holds (it grows with the allocation rate, and RSS with it). */
 function youngGenerationBytes() {
@@ -212,6 +226,7 @@ async function measure(count, kind, windowMs, warmUpMs, budgetMs) {
   const fen = await inFresh('fen-style');
   const budget = budgetMs === undefined ? undefined : await inFresh('subvisor', { latencyBudgetMs: budgetMs });
   const floor = kind === 'busy' ? await inFresh('watch-floor') : undefined;
+  const unread = kind === 'busy' ? await inFresh('unread') : undefined;
   if (kind === 'busy') {
     const expected = count * BUSY_RATE;
     for (const [name, result] of [['subvisor', subvisor], ['fen-style', fen], ['subvisor (budget)', budget], ['watch-floor', floor]]) {
@@ -220,7 +235,7 @@ async function measure(count, kind, windowMs, warmUpMs, budgetMs) {
       }
     }
   }
-  return { subvisor, fen, budget, floor };
+  return { subvisor, fen, budget, floor, unread };
 }
 
 export async function run(options = {}) {
@@ -236,13 +251,17 @@ export async function run(options = {}) {
     const result = await measure(count, 'busy', windowMs, warmUpMs, BUDGET_MS);
     busy.push({ count, ...result });
     const label = `${count} busy (${BUSY_RATE} ev/s each)`;
-    const { subvisor, fen, budget, floor } = result;
+    const { subvisor, fen, budget, floor, unread } = result;
+    const aboveHosting = (side) => side.cpuPercent - unread.cpuPercent;
     rows.push(
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 1.5', met: subvisor.cpuPercent / fen.cpuPercent <= 1.5 }),
       // What reading on every write costs by itself: the bound of the default setting.
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline: FLOOR, baselineValue: floor.cpuPercent }),
       row({ bench, metric: `parent CPU, ${label}, the floor itself`, value: floor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
       row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 0.7', met: budget.cpuPercent / fen.cpuPercent <= 0.7 }),
+      // Reading alone: each parent's CPU less what the same children cost when nothing reads them.
+      row({ bench, metric: `parent CPU, ${label}, the children unread (hosting them, no reader)`, value: unread.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
+      row({ bench, metric: `parent CPU above the unread children, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: aboveHosting(budget), unit: '% core', baseline, baselineValue: aboveHosting(fen) }),
       row({ bench, metric: `parent CPU per event, ${label}`, value: subvisor.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
       row({ bench, metric: `parent CPU per event, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuUsPerEvent, unit: 'µs', baseline, baselineValue: fen.cpuUsPerEvent }),
       // The process's growth divided by the runs: it also carries what the first run loads once (code, JIT).

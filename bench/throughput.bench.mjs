@@ -86,9 +86,12 @@ async function backlogRate(scenario, count, highWaterMark) {
   for (let next = await events.next(); !next.done; next = await events.next()) {
     if (typeof next.value.extra?.monoNs !== 'string') continue;
     received++;
+    // The clock is read at both ends only: a clock call per event is the benchmark's cost, not subvisor's.
     if (received === skip) started = process.hrtime.bigint();
-    last = process.hrtime.bigint();
-    if (received === count) void run.close();
+    if (received === count) {
+      last = process.hrtime.bigint();
+      void run.close();
+    }
   }
   await expectDone(run, received, count);
   return (received - skip) / (nsToMs(last - started) / 1000);

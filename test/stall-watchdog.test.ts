@@ -1,6 +1,6 @@
 // The stall watchdog's rules on a fake clock: armed only while a turn is open, measured from the last line,
 // one timer per period (not per line), and silent after stop().
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StallWatchdog } from '../src/run/stall-watchdog.js';
 import type { WatchdogClock } from '../src/run/stall-watchdog.js';
 
@@ -104,5 +104,25 @@ describe('StallWatchdog', () => {
     stopped.turnStarted();
     clock.advance(10_000);
     expect(clock.pending()).toBe(0);
+  });
+
+  describe('on the real clock', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('reads the wall clock once per synchronous job: lines handed over together share one time, the next job reads it again', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(5_000);
+      const watchdog = new StallWatchdog(undefined, () => {});
+      watchdog.seen();
+      expect(watchdog.lastEventAt).toBe(5_000);
+      vi.setSystemTime(9_000);
+      watchdog.seen();
+      expect(watchdog.lastEventAt).toBe(5_000);
+      await Promise.resolve();
+      watchdog.seen();
+      expect(watchdog.lastEventAt).toBe(9_000);
+    });
   });
 });

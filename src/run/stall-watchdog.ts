@@ -7,8 +7,27 @@ export interface WatchdogClock {
   clearTimeout(handle: unknown): void;
 }
 
+/** The wall clock read once per synchronous job: see {@link batchNow}. */
+let batchTime: number | undefined;
+const forgetBatchTime = (): void => {
+  batchTime = undefined;
+};
+
+/**
+ * `Date.now()`, read once per synchronous job and reused until the next microtask: a read of the event
+ * file or a stdout chunk hands over hundreds of lines at once, which all arrived together, and a clock
+ * call per line was a few percent of a backlog's drain. Stall timeouts are seconds; a job is not.
+ */
+function batchNow(): number {
+  if (batchTime === undefined) {
+    batchTime = Date.now();
+    queueMicrotask(forgetBatchTime);
+  }
+  return batchTime;
+}
+
 const realClock: WatchdogClock = {
-  now: () => Date.now(),
+  now: batchNow,
   setTimeout: (callback, ms) => {
     const timer = setTimeout(callback, ms);
     timer.unref();
