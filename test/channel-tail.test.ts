@@ -527,7 +527,7 @@ describe('latency budget', () => {
 
   it("'auto' reads every notification at once while the process is not congested", async () => {
     const { lines, reports, handlers } = recorder();
-    const calm = new WakeGovernor({ enterPerSecond: Number.POSITIVE_INFINITY, leavePerSecond: 0, windowMs: 250 });
+    const calm = new WakeGovernor({ levels: [{ enterPerSecond: Number.POSITIVE_INFINITY, leavePerSecond: 0 }], windowMs: 250 });
     const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor: calm, pollMs: 60_000 });
     tail.start();
     for (let i = 0; i < 40; i++) {
@@ -545,9 +545,9 @@ describe('latency budget', () => {
     const { lines, reports, handlers } = recorder();
     // Entered at 1000 wake-ups/s (50 per 50 ms window), left below 500/s: the pre-fed burst congests it, the
     // tail's own tick (one wake-up per 20 ms) then cannot keep it congested.
-    const governor = new WakeGovernor({ enterPerSecond: 1000, leavePerSecond: 500, windowMs: 50 });
+    const governor = new WakeGovernor({ levels: [{ enterPerSecond: 1000, leavePerSecond: 500 }], windowMs: 50 });
     for (let i = 0; i < 60; i++) governor.wake(Date.now());
-    expect(governor.congested(Date.now())).toBe(true);
+    expect(governor.level(Date.now())).toBe(1);
     const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor, pollMs: 60_000 });
     tail.start();
     let coalesced = false;
@@ -567,7 +567,7 @@ describe('latency budget', () => {
       watching = armedTailTimers() === 1;
     }
     expect(watching).toBe(true);
-    expect(governor.congested(Date.now())).toBe(false);
+    expect(governor.level(Date.now())).toBe(0);
     await until(() => lines.length === i);
     expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
     expect(reports).toEqual([]);
@@ -578,10 +578,9 @@ describe('latency budget', () => {
   it("'auto' reads a busy file on the 30 ms tick while the process is crowded, and moves it back to 20 ms once it is not", async () => {
     const { lines, reports, handlers } = recorder();
     // Congested throughout; crowded until the test says otherwise.
-    const congested = { wake: () => undefined, congested: () => true };
     let crowded = true;
-    const crowd = { wake: () => undefined, congested: () => crowded };
-    const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor: congested, crowdGovernor: crowd, pollMs: 60_000 });
+    const governor = { wake: () => undefined, level: () => (crowded ? 2 : 1) };
+    const tail = new LineTail(path, handlers, { latencyBudgetMs: 'auto', governor, pollMs: 60_000 });
     tail.start();
     let i = 0;
     const write = () => appendFileSync(path, `{"i":${i++}}\n`);

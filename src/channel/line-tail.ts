@@ -48,8 +48,6 @@ export interface LineTailOptions {
   latencyBudgetMs?: number | 'auto';
   /** @internal The wake-up count `'auto'` follows (tests pass their own; default: the process's). */
   governor?: WakeCounter;
-  /** @internal The same count judged against the crowded thresholds (tests pass their own; default: the process's). */
-  crowdGovernor?: WakeCounter;
   /** Asked before each chunk: while it returns true, reading pauses (the file is the buffer). */
   shouldPause?: () => boolean;
   /** Start here instead of at the beginning (a second tail taking over another's place). */
@@ -142,7 +140,6 @@ export class LineTail {
         pollMs: options.pollMs ?? 500,
         latencyBudgetMs: options.latencyBudgetMs ?? 0,
         governor: options.governor,
-        crowdGovernor: options.crowdGovernor,
       },
     );
     if (options.from !== undefined) {

@@ -22,10 +22,11 @@ export interface WokenTail {
   sameWitness(): boolean;
 }
 
-/** What `'auto'` follows: the process's wake-ups, and whether they come fast enough (a {@link WakeGovernor}). */
+/** What `'auto'` follows: the process's wake-ups, and how loaded they say it is (a {@link WakeGovernor}). */
 export interface WakeCounter {
   wake(now: number): void;
-  congested(now: number): boolean;
+  /** 0: read every notification; 1: congested (AUTO_TICK_MS); 2: crowded (CROWDED_TICK_MS). */
+  level(now: number): number;
 }
 
 export interface TailWakerOptions {
@@ -35,8 +36,6 @@ export interface TailWakerOptions {
   latencyBudgetMs: number | 'auto';
   /** The wake-up count `'auto'` follows (default: the process's). */
   governor?: WakeCounter | undefined;
-  /** The same count judged against the crowded thresholds (default: the process's). */
-  crowdGovernor?: WakeCounter | undefined;
 }
 
 /** An idle tail's safety poll slows down to this many times its base period. */
@@ -64,6 +63,8 @@ const AUTO_TICK_MS = 20;
 const CROWDED_ENTER_PER_SECOND = 2000;
 const CROWDED_LEAVE_PER_SECOND = 1000;
 const CROWDED_TICK_MS = 30;
+/** `'auto'`: the tick of each level of the process's wake-ups (0: read every notification). */
+const AUTO_TICKS_MS = [0, AUTO_TICK_MS, CROWDED_TICK_MS];
 
 /** Every open tail's safety poll: one timer (hundreds of idle runs must not mean hundreds of timers). */
 const pollTicker = new GridTicker(POLL_TICK_MS);
@@ -127,16 +128,12 @@ class PollSchedule {
 const pollSchedule = new PollSchedule();
 /** The shared ticks of tails reading on a latency budget, one per budget. */
 const budgetTickers = new Map<number, GridTicker>();
-/** The wake-ups of every tail in this process (what `'auto'` follows). */
+/** The wake-ups of every tail in this process (what `'auto'` follows): congested, then crowded. */
 const processGovernor = new WakeGovernor({
-  enterPerSecond: AUTO_ENTER_PER_SECOND,
-  leavePerSecond: AUTO_LEAVE_PER_SECOND,
-  windowMs: 250,
-});
-/** The same wake-ups, judged against the crowded thresholds. */
-const processCrowdGovernor = new WakeGovernor({
-  enterPerSecond: CROWDED_ENTER_PER_SECOND,
-  leavePerSecond: CROWDED_LEAVE_PER_SECOND,
+  levels: [
+    { enterPerSecond: AUTO_ENTER_PER_SECOND, leavePerSecond: AUTO_LEAVE_PER_SECOND },
+    { enterPerSecond: CROWDED_ENTER_PER_SECOND, leavePerSecond: CROWDED_LEAVE_PER_SECOND },
+  ],
   windowMs: 250,
 });
 
@@ -183,7 +180,6 @@ export class TailWaker {
   readonly #pollMs: number;
   readonly #latencyBudgetMs: number | 'auto';
   readonly #governor: WakeCounter;
-  readonly #crowdGovernor: WakeCounter;
   #watcher: FSWatcher | undefined;
   /** Current safety poll period (backs off while idle) and when the next poll is due. */
   #pollEvery: number;
@@ -209,7 +205,6 @@ export class TailWaker {
     this.#pollEvery = options.pollMs;
     this.#latencyBudgetMs = options.latencyBudgetMs;
     this.#governor = options.governor ?? processGovernor;
-    this.#crowdGovernor = options.crowdGovernor ?? processCrowdGovernor;
   }
 
   /** Starts watching and polling. */
@@ -303,7 +298,7 @@ export class TailWaker {
 
   /** fs.watch said the file changed: read now, or, past the budget's rate, on its shared tick. */
   #onNotify(now: number): void {
-    this.#wake(now);
+    this.#governor.wake(now);
     const period = this.#coalescePeriod(now);
     if (period === 0) {
       this.#tail.read('throttled');
@@ -326,11 +321,6 @@ export class TailWaker {
     budgetTicker(period).add(this.#hotMember);
   }
 
-  #wake(now: number): void {
-    this.#governor.wake(now);
-    this.#crowdGovernor.wake(now);
-  }
-
   /**
    * The tick a busy file is read on now: a tenth under the budget, or under `'auto'` AUTO_TICK_MS while
    * the process is congested and CROWDED_TICK_MS while it is crowded (0: read every notification).
@@ -338,8 +328,7 @@ export class TailWaker {
   #coalescePeriod(now: number): number {
     const budget = this.#latencyBudgetMs;
     if (budget !== 'auto') return budget === 0 ? 0 : budgetTickMs(budget);
-    if (!this.#governor.congested(now)) return 0;
-    return this.#crowdGovernor.congested(now) ? CROWDED_TICK_MS : AUTO_TICK_MS;
+    return AUTO_TICKS_MS[this.#governor.level(now)] ?? CROWDED_TICK_MS;
   }
 
   /** A hot tail whose period changed (`'auto'` as the process crowds or thins out) moves to that tick. */
@@ -373,7 +362,7 @@ export class TailWaker {
     if (this.#stopped) return false;
     if (found) {
       // A tick that read saved at least one notification: it counts as the wake-up it still is.
-      this.#wake(now);
+      this.#governor.wake(now);
       this.#quietTicks = 0;
       this.#slowReads = now - this.#lastReadTickAt > 2 * this.#hotPeriod ? this.#slowReads + 1 : 0;
       this.#lastReadTickAt = now;
