@@ -30,9 +30,11 @@ function reader(fd, state, onLine) {
       if (read === 0) return;
       state.offset += read;
       const end = pending + read;
+      // Searched only up to what was read: past it the buffer holds an earlier read's bytes.
+      const filled = buffer.subarray(0, end);
       let start = 0;
-      for (let newline = buffer.indexOf(10, pending); newline !== -1 && newline < end && !state.closed; newline = buffer.indexOf(10, start)) {
-        onLine(buffer.toString('utf8', start, newline));
+      for (let newline = filled.indexOf(10, pending); newline !== -1 && !state.closed; newline = filled.indexOf(10, start)) {
+        onLine(filled.toString('utf8', start, newline));
         start = newline + 1;
       }
       // The partial last line moves to the front.
