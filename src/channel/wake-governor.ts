@@ -25,10 +25,11 @@ export class WakeGovernor {
 
   constructor({ levels, windowMs }: { levels: readonly WakeLevel[]; windowMs: number }) {
     levels.forEach((level, i) => {
+      // Written as "not in order" so that NaN rates are refused too.
+      const leftAtOrBelowEntry = level.leavePerSecond <= level.enterPerSecond;
       const below = levels[i - 1];
-      if (!(level.leavePerSecond <= level.enterPerSecond) || (below !== undefined && !(below.enterPerSecond < level.enterPerSecond && below.leavePerSecond <= level.leavePerSecond))) {
-        throw new RangeError('wake levels must rise, each left at or below the rate that enters it');
-      }
+      const risesAbove = below === undefined || (below.enterPerSecond < level.enterPerSecond && below.leavePerSecond <= level.leavePerSecond);
+      if (!leftAtOrBelowEntry || !risesAbove) throw new RangeError('wake levels must rise, each left at or below the rate that enters it');
     });
     this.#levels = levels;
     this.windowMs = windowMs;
