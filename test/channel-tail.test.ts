@@ -575,7 +575,7 @@ describe('latency budget', () => {
     expect(armedTailTimers()).toBe(0);
   });
 
-  it("'auto' reads a busy file on the 30 ms tick while the process is crowded, and moves it back to 20 ms once it is not", async () => {
+  it("'auto' reads a busy file on the 30 ms tick while the process is crowded, and moves it back to 25 ms once it is not", async () => {
     const { lines, reports, handlers } = recorder();
     // Congested throughout; crowded until the test says otherwise.
     let crowded = true;
@@ -595,8 +595,8 @@ describe('latency budget', () => {
     expect(armedTickPeriods()).toEqual([30]);
     crowded = false;
     // The next tick that reads moves the tail (lines keep coming, so it stays on a tick).
-    expect(await writeUntil(() => armedTickPeriods()[0] === 20)).toBe(true);
-    expect(armedTickPeriods()).toEqual([20]);
+    expect(await writeUntil(() => armedTickPeriods()[0] === 25)).toBe(true);
+    expect(armedTickPeriods()).toEqual([25]);
     await until(() => lines.length === i);
     expect(lines).toEqual(Array.from({ length: i }, (_, n) => `{"i":${n}}`));
     expect(reports).toEqual([]);

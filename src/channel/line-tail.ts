@@ -42,7 +42,7 @@ export interface LineTailOptions {
    * notification reads at once). The first notification after a quiet spell still reads at once; while
    * they keep coming sooner, the tail stops watching and reads on a shared tick every this many ms,
    * until three ticks in a row find nothing new. `'auto'`: 0 until the whole process wakes for reads
-   * faster than 500 a second (see wake-governor.ts), then 20 ms (30 ms from 2000 a second) until it
+   * faster than 500 a second (see wake-governor.ts), then 25 ms (30 ms from 1600 a second) until it
    * calms down again.
    */
   latencyBudgetMs?: number | 'auto';
