@@ -25,7 +25,7 @@ export class WakeGovernor {
 
   constructor({ levels, windowMs }: { levels: readonly WakeLevel[]; windowMs: number }) {
     levels.forEach((level, i) => {
-      // Written as "not in order" so that NaN rates are refused too.
+      // Each rule says what must hold and a level is refused when one does not: a NaN rate fails every comparison, so it is refused too.
       const leftAtOrBelowEntry = level.leavePerSecond <= level.enterPerSecond;
       const below = levels[i - 1];
       const risesAbove = below === undefined || (below.enterPerSecond < level.enterPerSecond && below.leavePerSecond <= level.leavePerSecond);
