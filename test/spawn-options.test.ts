@@ -1,6 +1,8 @@
 // spawnRun matrix, careless options: refused before anything starts, or ended as spawn-failed at once; a shared AbortSignal.
 import { getEventListeners } from 'node:events';
-import { rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
 import { resolveOptions } from '../src/run/spawn-run.js';
@@ -69,6 +71,19 @@ describe('what the OS refuses at spawn time ends as failed / spawn-failed, at on
     expect(outcome.error).toMatch(/ENOENT/);
     expect(outcome.error).toMatch(/arguments go in args/);
     expect(outcome.error).toContain('"node"');
+  });
+
+  it('a program file without the execute bit (EACCES, reported after spawn() returned)', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'subvisor-noexec-'));
+    try {
+      const program = join(dir, 'agent');
+      writeFileSync(program, '#!/bin/sh\nexit 0\n');
+      chmodSync(program, 0o600);
+      const outcome = await refusedBySpawn({ command: program, args: [] });
+      expect(outcome.error).toMatch(/EACCES/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a plain missing program gets no such hint', async () => {

@@ -1,8 +1,8 @@
 // Spawns one child as a process-group leader and owns its life: exit detection, output tail, kill ladder.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { execa } from 'execa';
-import type { ResultPromise } from 'execa';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import type { KillStep } from './types/index.js';
 import type { OwnFiles } from './driver.js';
@@ -62,6 +62,10 @@ const AFTER_KILL_WAIT_MS = 5000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+function ignorePipeError(): void {
+  // See the pipes' listeners in the constructor.
+}
+
 /**
  * One child process, started with no shell, stdin closed (or a pipe), as the leader of its own process
  * group, with unbuffered pipes of which only a bounded tail is kept (stdout may go to a driver instead).
@@ -84,7 +88,7 @@ export class SupervisedProcess {
 
   readonly #options: SupervisedProcessOptions;
   readonly #tree: ProcessTree | undefined;
-  readonly #subprocess: ResultPromise | undefined;
+  readonly #subprocess: ChildProcess | undefined;
   readonly #output: Buffer[] = [];
   #outputBytes = 0;
   #exit: ProcessExit | undefined;
@@ -99,24 +103,21 @@ export class SupervisedProcess {
   constructor(options: SupervisedProcessOptions) {
     this.#options = options;
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
-    let subprocess: ResultPromise | undefined;
+    let subprocess: ChildProcess | undefined;
     try {
-      subprocess = execa(options.command, [...options.args], {
+      // Node's own spawn, not execa: every execa option that adds something (buffering, the result
+      // promise, cleanup, the forced kill) would be turned off here, and its promise layer alone kept
+      // about 23 KB of heap per child (docs/architecture.md, Dependencies).
+      subprocess = spawn(options.command, [...options.args], {
         cwd: options.cwd,
         env: options.env,
-        extendEnv: false,
         shell: false,
         detached: true,
-        stdin: options.stdin ?? 'ignore',
-        stdout: 'pipe',
-        stderr: 'pipe',
-        buffer: false,
-        reject: false,
-        cleanup: false,
-        forceKillAfterDelay: false,
+        stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (error) {
+      // Refused synchronously: E2BIG, an invalid argument (a NUL byte), ...
       this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
     }
     this.#subprocess = subprocess;
@@ -124,25 +125,19 @@ export class SupervisedProcess {
     if (subprocess !== undefined) {
       let spawned = false;
       subprocess.once('spawn', () => (spawned = true));
-      // 'exit' comes as soon as the root is gone (the settled promise also waits for the pipes, which a
-      // surviving grandchild may hold open for as long as it lives).
+      // ENOENT, EACCES, EMFILE... come as 'error' instead of 'exit'. One after the spawn (a failed
+      // kill) changes nothing here, but without a listener it would throw in the parent.
+      subprocess.on('error', (error) => {
+        if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
+      });
+      // 'exit' comes as soon as the root is gone ('close' also waits for the pipes, which a surviving
+      // grandchild may hold open for as long as it lives).
       subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
-      // The settled promise covers what no event reports: when the OS refuses the spawn synchronously
-      // (E2BIG, ...), execa hands back a stand-in process that never emits 'error' or 'exit', and its
-      // promise resolves (reject: false) with the OS error as `cause`.
-      subprocess.then(
-        (result) => {
-          if (spawned) this.#settleExit({ exitCode: result.exitCode ?? null, signal: (result.signal as NodeJS.Signals | undefined) ?? null });
-          else this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(result.cause ?? result, options) });
-        },
-        (error: unknown) => {
-          if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
-        },
-      );
       if (options.stdout !== 'driver') subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
       subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
-      // A child that exits while we write must not crash the parent: the writer sees the failed write.
-      subprocess.stdin?.on('error', () => undefined);
+      // A pipe that fails (the child exits while we write: EPIPE) must not crash the parent: the writer
+      // sees the failed write, the readers see the end.
+      for (const pipe of [subprocess.stdin, subprocess.stdout, subprocess.stderr]) pipe?.on('error', ignorePipeError);
     }
     this.stdin = options.stdin === 'pipe' ? (subprocess?.stdin ?? undefined) : undefined;
     this.stdout = options.stdout === 'driver' ? (subprocess?.stdout ?? undefined) : undefined;
