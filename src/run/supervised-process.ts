@@ -86,7 +86,8 @@ export class SupervisedProcess {
   /** The child's stdout, with `stdout: 'driver'`. */
   readonly stdout: Readable | undefined;
 
-  readonly #options: SupervisedProcessOptions;
+  /** What the ladder and the tail need later: not the environment and arguments, only the spawn reads them. */
+  readonly #options: Omit<SupervisedProcessOptions, 'env' | 'args'>;
   readonly #tree: ProcessTree | undefined;
   readonly #subprocess: ChildProcess | undefined;
   readonly #output: Buffer[] = [];
@@ -101,7 +102,8 @@ export class SupervisedProcess {
   #resolveExited!: (exit: ProcessExit) => void;
 
   constructor(options: SupervisedProcessOptions) {
-    this.#options = options;
+    const { env: _env, args: _args, ...kept } = options;
+    this.#options = kept;
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
     let subprocess: ChildProcess | undefined;
     try {
@@ -128,7 +130,7 @@ export class SupervisedProcess {
       // ENOENT, EACCES, EMFILE... come as 'error' instead of 'exit'. One after the spawn (a failed
       // kill) changes nothing here, but without a listener it would throw in the parent.
       subprocess.on('error', (error) => {
-        if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
+        if (!spawned) this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, this.#options) });
       });
       // 'exit' comes as soon as the root is gone ('close' also waits for the pipes, which a surviving
       // grandchild may hold open for as long as it lives).
@@ -290,7 +292,7 @@ export class SupervisedProcess {
  * The spawn error, made clear where Node's is misleading: a missing cwd is reported as ENOENT of the
  * command, and a command line in `command` (`'node --version'`) as a program that does not exist.
  */
-function spawnError(error: unknown, options: SupervisedProcessOptions): Error & { code?: string } {
+function spawnError(error: unknown, options: Pick<SupervisedProcessOptions, 'command' | 'cwd'>): Error & { code?: string } {
   const base: Error & { code?: string } = error instanceof Error ? error : new Error(String(error));
   if (base.code !== 'ENOENT') return base;
   let message: string | undefined;
