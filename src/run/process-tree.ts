@@ -1,6 +1,7 @@
 // Finds and signals a process tree: the child's process group plus every descendant seen while it lived.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import treeKill from 'tree-kill';
+import { readProcText, withProcFile } from './proc-files.js';
 
 /** One row of the process table. */
 interface ProcessRow {
@@ -62,7 +63,7 @@ export function useProcFs(available: boolean): boolean {
 
 function readableProcFs(): boolean {
   try {
-    readFileSync('/proc/self/stat');
+    readProcText('/proc/self/stat');
     return true;
   } catch {
     return false;
@@ -104,14 +105,13 @@ function scanMarked(marker: string): number[] {
   const needle = Buffer.from(`\0${marker}\0`);
   const first = Buffer.from(`${marker}\0`);
   const found: number[] = [];
+  const carries = (environ: Buffer) => environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first);
   for (const entry of procPidEntries()) {
-    let environ: Buffer;
     try {
-      environ = readFileSync(`/proc/${entry}/environ`);
+      if (withProcFile(`/proc/${entry}/environ`, carries)) found.push(Number(entry));
     } catch {
-      continue; // not ours, or gone
+      // not ours, or gone
     }
-    if (environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first)) found.push(Number(entry));
   }
   return found;
 }
@@ -120,7 +120,7 @@ function scanMarked(marker: string): number[] {
 function readRow(pid: number): ProcessRow | undefined {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    stat = readProcText(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }
@@ -150,7 +150,7 @@ function childrenOf(pid: number): number[] | undefined {
   for (const tid of tasks) {
     let list: string;
     try {
-      list = readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1');
+      list = readProcText(`/proc/${pid}/task/${tid}/children`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && tid === String(pid)) return undefined;
       continue;
