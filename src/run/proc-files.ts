@@ -2,10 +2,10 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 /**
- * Big enough for any stat or children file and for most environments. `readFileSync` cannot know the
- * size of a /proc file (they all report 0), so it allocates 64 KiB for each one: a rescan of 1000 runs
- * read 1000 stat files and allocated 68 MB, which set the collector off every time (a third of the
- * scan's CPU, on the collector's helper threads).
+ * Big enough for any stat file and nearly any children file or environment. `readFileSync` cannot know
+ * the size of a /proc file (they all report 0), so it allocates 64 KiB for each one: a rescan with 1000
+ * runs read about 1000 stat files and allocated 68 MB. Through this buffer a stat scan of 2000 processes
+ * took 30-34 ms instead of 36-51.
  */
 const BUFFER_BYTES = 64 * 1024;
 let shared: Buffer | undefined;
