@@ -1,164 +1,7 @@
 // Finds and signals a process tree: the child's process group plus every descendant seen while it lived.
-import { readdirSync } from 'node:fs';
 import treeKill from 'tree-kill';
-import { readProcText, withProcFile } from './proc-files.js';
-
-/** One row of the process table. */
-interface ProcessRow {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  /** Start time (clock ticks since boot; empty when unknown): tells a pid from a later reuse of it. */
-  start: string;
-  zombie: boolean;
-}
-
-type ProcessTable = Map<number, ProcessRow>;
-
-/** A table's rows by parent and by process group, for walks that would otherwise scan it whole. */
-interface ProcessIndex {
-  children: Map<number, number[]>;
-  groups: Map<number, ProcessRow[]>;
-}
-
-/**
- * Each table's index, built on first use: the periodic rescan refreshes every live tree against one
- * table, and a whole-table pass per tree made that quadratic (1000 runs: 1000 passes over 2000 rows).
- */
-const indexes = new WeakMap<ProcessTable, ProcessIndex>();
-
-function indexOf(table: ProcessTable): ProcessIndex {
-  let index = indexes.get(table);
-  if (index === undefined) {
-    index = { children: new Map(), groups: new Map() };
-    for (const row of table.values()) {
-      const siblings = index.children.get(row.ppid);
-      if (siblings === undefined) index.children.set(row.ppid, [row.pid]);
-      else siblings.push(row.pid);
-      const group = index.groups.get(row.pgrp);
-      if (group === undefined) index.groups.set(row.pgrp, [row]);
-      else group.push(row);
-    }
-    indexes.set(table, index);
-  }
-  return index;
-}
-
-/**
- * Whether /proc can be read (Linux). Where it cannot (macOS, Windows) the tree is only what the OS
- * offers without it: the process group, and descendants that `tree-kill` finds from the root while
- * the root is alive (see docs/reliability.md).
- */
-let hasProcFs = readableProcFs();
-
-/**
- * @internal Makes this process behave as if there were no /proc (`false`), so the path taken on
- * macOS and Windows can be tested on Linux; `true` goes back. Returns the previous value.
- */
-export function useProcFs(available: boolean): boolean {
-  const previous = hasProcFs;
-  hasProcFs = available && readableProcFs();
-  return previous;
-}
-
-function readableProcFs(): boolean {
-  try {
-    readProcText('/proc/self/stat');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Reads /proc/<pid>/stat of every process; empty where there is no /proc. Never throws. */
-function scanProcesses(): ProcessTable {
-  const table: ProcessTable = new Map();
-  if (!hasProcFs) return table;
-  for (const entry of procPidEntries()) {
-    const row = readRow(Number(entry));
-    if (row !== undefined) table.set(row.pid, row); // undefined: it ended while we looked
-  }
-  return table;
-}
-
-/** The /proc entries that are processes (their names start with a digit); none when /proc cannot be read. */
-function procPidEntries(): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return entries.filter((entry) => {
-    const first = entry.charCodeAt(0);
-    return first >= 48 && first <= 57;
-  });
-}
-
-/**
- * Pids of live processes whose environment contains `marker` (`NAME=value`). Every descendant inherits
- * the environment unless it scrubs it, so this finds orphans that hang off PID 1 as well. Only our own
- * processes' environ files are readable, which is exactly the set we may signal. Linux only; never throws.
- */
-function scanMarked(marker: string): number[] {
-  if (!hasProcFs) return [];
-  const needle = Buffer.from(`\0${marker}\0`);
-  const first = Buffer.from(`${marker}\0`);
-  const found: number[] = [];
-  const carries = (environ: Buffer) => environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first);
-  for (const entry of procPidEntries()) {
-    try {
-      if (withProcFile(`/proc/${entry}/environ`, carries)) found.push(Number(entry));
-    } catch {
-      // not ours, or gone
-    }
-  }
-  return found;
-}
-
-/** One process's row from /proc/<pid>/stat; undefined when it is gone (or there is no /proc). */
-function readRow(pid: number): ProcessRow | undefined {
-  let stat: string;
-  try {
-    stat = readProcText(`/proc/${pid}/stat`);
-  } catch {
-    return undefined;
-  }
-  // The command name may contain spaces and parentheses: fields start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    pid,
-    ppid: Number(fields[1]),
-    pgrp: Number(fields[2]),
-    start: fields[19] ?? '',
-    zombie: fields[0] === 'Z' || fields[0] === 'X',
-  };
-}
-
-/**
- * Direct children of `pid` from /proc/<pid>/task/<tid>/children (one small read per thread instead of
- * a scan of the whole machine); undefined where the kernel does not offer that file.
- */
-function childrenOf(pid: number): number[] | undefined {
-  let tasks: string[];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  const children: number[] = [];
-  for (const tid of tasks) {
-    let list: string;
-    try {
-      list = readProcText(`/proc/${pid}/task/${tid}/children`);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && tid === String(pid)) return undefined;
-      continue;
-    }
-    for (const child of list.split(' ')) if (child !== '' && child !== '\n') children.push(Number(child));
-  }
-  return children;
-}
+import { childrenOf, hasProcFs, indexOf, readRow, scanMarkers, scanProcesses } from './proc-table.js';
+import type { ProcessRow, ProcessTable } from './proc-table.js';
 
 /** Whether any process (zombies included) is still in process group `pgid`. */
 function groupExists(pgid: number): boolean {
@@ -224,19 +67,30 @@ export class ProcessTree {
     this.#rootExited = true;
   }
 
+  /** The tree's environment marker (`NAME=value`), if it has one: what an environ pass looks for. */
+  get marker(): string | undefined {
+    return this.#marker;
+  }
+
   /**
    * Adds every process carrying the tree's environment marker (even orphans of a dead parent), then
-   * walks the table as `refresh` does. Costs one read per process: used when the root exited and at
-   * each signal, not periodically.
+   * walks the table as `refresh` does. `marked` is an environ pass ({@link scanMarkers}) that asked for
+   * this tree's marker, taken with `table`: trees ending together share both (see shared-scans.ts).
+   * Costs one read per process: used when the root exited and at each signal, not periodically.
    */
-  sweep(table: ProcessTable = scanProcesses()): void {
-    if (this.#marker !== undefined) {
-      for (const pid of scanMarked(this.#marker)) {
+  sweep(table: ProcessTable = scanProcesses(), marked: ReadonlyMap<string, number[]> = this.#scanOwnMarker()): void {
+    const marker = this.#marker;
+    if (marker !== undefined) {
+      for (const pid of marked.get(marker) ?? []) {
         const row = table.get(pid);
         if (row !== undefined && !row.zombie && !this.#known.has(pid) && pid !== process.pid) this.#known.set(pid, row.start);
       }
     }
     this.refresh(table);
+  }
+
+  #scanOwnMarker(): Map<string, number[]> {
+    return scanMarkers(this.#marker === undefined ? [] : [this.#marker]);
   }
 
   /** Walks the process table from every known member still alive and every group member; remembers what it finds. */
@@ -265,7 +119,7 @@ export class ProcessTree {
    * gone, be someone else's): that is settled by a whole-table check at most every `FULL_CHECK_MS`.
    */
   isGone(): boolean {
-    if (!hasProcFs) return !groupExists(this.root);
+    if (!hasProcFs()) return !groupExists(this.root);
     for (const [pid, start] of this.#known) {
       const row = readRow(pid);
       if (row !== undefined && !row.zombie && start === row.start && row.pgrp !== this.root) return false;
@@ -323,7 +177,7 @@ export class ProcessTree {
 
   /** Pids of the tree that are still alive (not zombies): group members and known descendants. */
   alive(table: ProcessTable = scanProcesses()): number[] {
-    if (!hasProcFs) return groupExists(this.root) ? [this.root] : [];
+    if (!hasProcFs()) return groupExists(this.root) ? [this.root] : [];
     const alive = new Set(this.#groupMembers(table));
     for (const row of table.values()) if (this.#isKnown(row)) alive.add(row.pid);
     return [...alive];
@@ -334,20 +188,34 @@ export class ProcessTree {
    * group and every live known descendant outside it, then sweeps for the environment marker and
    * signals whatever that found on top. Returns the pids signalled (the group as its leader's pid).
    * Synchronous with /proc; without it, `now` (the process is exiting) signals the group at once and
-   * gives up on the walk, which needs `ps` to answer.
+   * gives up on the walk, which needs `ps` to answer. {@link beginSignal} and {@link finishSignal} are
+   * its two halves, for trees signalled together around one shared scan.
    */
   signal(signal: NodeJS.Signals, now = false): number[] {
-    if (!hasProcFs) return this.#signalWithoutProcFs(signal, now);
-    // Snapshot first (cheaply, from the root down) so descendants are known before the signal kills
-    // the root and orphans them. While the root itself is alive the group is surely ours and its signal
-    // leaves at once; otherwise only after a table scan proved the group still holds one of ours.
+    if (!hasProcFs()) return this.#signalWithoutProcFs(signal, now);
+    const groupSent = this.beginSignal(signal);
+    return this.finishSignal(signal, groupSent, scanProcesses(), this.#scanOwnMarker());
+  }
+
+  /**
+   * The first half of {@link signal} (with /proc): snapshots the tree from the root down, so descendants
+   * are known before the signal kills the root and orphans them, and signals the group while the root
+   * itself is alive (the group is surely ours then). Returns whether that group signal left.
+   */
+  beginSignal(signal: NodeJS.Signals): boolean {
     this.#snapshotFromRoot();
-    const targets: number[] = [];
     const rootRow = readRow(this.root);
-    const groupSent = rootRow !== undefined && this.#isKnown(rootRow) && send(-this.root, signal);
-    if (groupSent) targets.push(this.root);
-    const table = scanProcesses();
-    this.sweep(table);
+    return rootRow !== undefined && this.#isKnown(rootRow) && send(-this.root, signal);
+  }
+
+  /**
+   * The second half, with a table and an environ pass taken after {@link beginSignal}: sweeps, then
+   * signals the group if the table proves it still holds one of ours (when the first half did not),
+   * and every known process outside it. Returns the pids signalled (the group as its leader's pid).
+   */
+  finishSignal(signal: NodeJS.Signals, groupSent: boolean, table: ProcessTable, marked: ReadonlyMap<string, number[]>): number[] {
+    const targets: number[] = groupSent ? [this.root] : [];
+    this.sweep(table, marked);
     const members = new Set(this.#groupMembers(table));
     if (!groupSent && members.size > 0 && send(-this.root, signal)) targets.push(this.root);
     for (const row of table.values()) {

@@ -4,6 +4,8 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
+import type { ProcessTable } from './proc-table.js';
+import { signalTogether, sweepTogether } from './shared-scans.js';
 import type { KillStep } from './types/index.js';
 import type { OwnFiles } from './driver.js';
 import type { WatchEntry } from './watchdog.js';
@@ -92,7 +94,12 @@ export class SupervisedProcess {
   readonly #subprocess: ChildProcess | undefined;
   readonly #output: Buffer[] = [];
   #outputBytes = 0;
+  /** The root exited (or never spawned): its pid may belong to another process from now on. */
+  #rootGone = false;
+  /** Set once the exit's sweep found the root's orphans: only then may anyone conclude the tree is gone. */
   #exit: ProcessExit | undefined;
+  /** The table that sweep read, after the exit: what `#reap` checks for survivors (then dropped). */
+  #exitTable: ProcessTable | undefined;
   /** The ladder started by `startKillLadder()`; `hurry()` may run a faster one beside it. */
   #ladder: Promise<void> | undefined;
   #hurried = false;
@@ -150,7 +157,7 @@ export class SupervisedProcess {
 
   /** True while the root process has not exited (and did spawn). */
   get running(): boolean {
-    return this.pid !== undefined && this.#exit === undefined;
+    return this.pid !== undefined && !this.#rootGone;
   }
 
   /**
@@ -205,11 +212,25 @@ export class SupervisedProcess {
   }
 
   #settleExit(exit: ProcessExit): void {
-    if (this.#exit !== undefined) return;
-    // Before anyone can conclude the tree is gone: find descendants orphaned by the root's death.
-    if (exit.spawnError === undefined) this.#tree?.sweep();
-    this.#tree?.rootExited();
+    if (this.#rootGone) return;
+    this.#rootGone = true;
+    const tree = this.#tree;
+    if (tree === undefined || exit.spawnError !== undefined) {
+      this.#exitSwept(exit, undefined);
+      return;
+    }
+    tree.rootExited();
+    // Before anyone can conclude the tree is gone: find descendants orphaned by the root's death, in
+    // one pass with every other tree that lost its root (or is signalled) in this turn.
+    sweepTogether(tree).then(
+      (table) => this.#exitSwept(exit, table),
+      () => this.#exitSwept(exit, undefined),
+    );
+  }
+
+  #exitSwept(exit: ProcessExit, table: ProcessTable | undefined): void {
     this.#exit = exit;
+    this.#exitTable = table;
     this.#resolveExited(exit);
   }
 
@@ -236,7 +257,9 @@ export class SupervisedProcess {
   async #reap(exit: ProcessExit): Promise<ProcessReport> {
     if (this.#tree !== undefined) {
       // A grandchild may survive the root (lingering, ignoring signals, or in its own session).
-      if (this.#ladder === undefined && this.#tree.alive().length > 0) this.startKillLadder();
+      const table = this.#exitTable;
+      this.#exitTable = undefined;
+      if (this.#ladder === undefined && this.#tree.alive(table).length > 0) this.startKillLadder();
       while (this.#ladders.size > 0) await Promise.all(this.#ladders);
       unwatchTree(this.#tree);
     }
@@ -262,10 +285,13 @@ export class SupervisedProcess {
     if (firstWaitMs > 0 && (await this.#waitGone(tree, firstWaitMs))) return;
     if (this.#exit !== undefined && tree.isGone()) return;
     this.#killed = true;
-    this.#options.onKill?.({ signal: 'SIGTERM', pids: tree.signal('SIGTERM') });
+    // The signal is sent whether or not anyone listens: never inside an optional call's arguments.
+    const termed = await signalTogether(tree, 'SIGTERM');
+    this.#options.onKill?.({ signal: 'SIGTERM', pids: termed });
     if (await this.#waitGone(tree, grace)) return;
     this.#escalated = true;
-    this.#options.onKill?.({ signal: 'SIGKILL', pids: tree.signal('SIGKILL') });
+    const killed = await signalTogether(tree, 'SIGKILL');
+    this.#options.onKill?.({ signal: 'SIGKILL', pids: killed });
     await this.#waitGone(tree, AFTER_KILL_WAIT_MS);
   }
 

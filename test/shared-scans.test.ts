@@ -1,0 +1,157 @@
+// Trees signalled or left by their root together share one /proc pass: the marker index, the shared signal and sweep, and runs ending together.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawnRun } from '../src/index.js';
+import { procPasses, scanMarkers } from '../src/run/proc-table.js';
+import { ProcessTree } from '../src/run/process-tree.js';
+import { signalTogether, sweepTogether } from '../src/run/shared-scans.js';
+import { SupervisedProcess } from '../src/run/supervised-process.js';
+import { alivePids, isAlive, waitUntilGone } from '../src/testing/index.js';
+
+const NAME = 'SUBVISOR_SCAN_TEST';
+const started: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of started.splice(0)) child.kill('SIGKILL');
+});
+
+/** A `sleep` in its own process group whose environment is exactly `env` (in this order) plus PATH. */
+async function sleeper(env: string[], seconds = 60): Promise<number> {
+  const environment: Record<string, string> = {};
+  for (const entry of env) {
+    const at = entry.indexOf('=');
+    environment[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  environment['PATH'] = process.env['PATH'] ?? '/usr/bin:/bin';
+  const child = spawn('sleep', [String(seconds)], { env: environment, detached: true, stdio: 'ignore' });
+  started.push(child);
+  await once(child, 'spawn');
+  return child.pid!;
+}
+
+/**
+ * A shell in its own group that starts a `sleep` in a new session (it leaves the group) and exits: the
+ * sleep is an orphan that only the environment marker still ties to the tree. Resolves with both pids.
+ */
+async function orphanMaker(marker: string): Promise<{ root: number; orphan: ChildProcess }> {
+  const at = marker.indexOf('=');
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', [marker.slice(0, at)]: marker.slice(at + 1) };
+  const root = spawn('sh', ['-c', 'setsid sleep 60 & echo $!; read _'], { env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+  started.push(root);
+  const [line] = (await once(root.stdout!, 'data')) as [Buffer];
+  const orphanPid = Number(line.toString().trim());
+  return { root: root.pid!, orphan: { pid: orphanPid, kill: () => process.kill(orphanPid, 'SIGKILL') } as unknown as ChildProcess };
+}
+
+describe('scanMarkers', () => {
+  it('finds every marked process in one pass, whatever the entry position, and only exact entries', async () => {
+    const first = await sleeper([`${NAME}=one`, 'OTHER=x']);
+    const middle = await sleeper(['OTHER=x', `${NAME}=one`, 'MORE=y']);
+    const second = await sleeper([`${NAME}=two`]);
+    const longer = await sleeper([`${NAME}=one-and-more`]);
+    const lookalike = await sleeper([`X${NAME}=one`]);
+    const before = procPasses().environ;
+    const found = scanMarkers([`${NAME}=one`, `${NAME}=two`, `${NAME}=nobody`]);
+    expect(procPasses().environ - before).toBe(1);
+    expect([...(found.get(`${NAME}=one`) ?? [])].sort()).toEqual([first, middle].sort());
+    expect(found.get(`${NAME}=two`)).toEqual([second]);
+    expect(found.has(`${NAME}=nobody`)).toBe(false);
+    for (const pid of [longer, lookalike]) expect([...found.values()].flat()).not.toContain(pid);
+  });
+
+  it('asks nothing of /proc when no marker is wanted', () => {
+    const before = procPasses();
+    expect(scanMarkers([]).size).toBe(0);
+    expect(procPasses()).toEqual(before);
+  });
+});
+
+describe('signalTogether and sweepTogether', () => {
+  it('trees signalled in one turn share one table and one environ pass, and each is signalled', async () => {
+    const trees: ProcessTree[] = [];
+    for (let index = 0; index < 12; index++) {
+      const marker = `${NAME}=tree-${index}`;
+      trees.push(new ProcessTree(await sleeper([marker]), marker));
+    }
+    const before = procPasses();
+    const signalled = await Promise.all(trees.map((tree) => signalTogether(tree, 'SIGTERM')));
+    const after = procPasses();
+    expect(after.table - before.table).toBe(1);
+    expect(after.environ - before.environ).toBe(1);
+    signalled.forEach((pids, index) => expect(pids).toEqual([trees[index]!.root]));
+    expect(await waitUntilGone(() => trees.map((tree) => tree.root), 5_000)).toEqual([]);
+  });
+
+  it('the shared sweep after a root exited finds its orphan by the marker, and the shared signal ends it', async () => {
+    const makers = await Promise.all([orphanMaker(`${NAME}=orphans-a`), orphanMaker(`${NAME}=orphans-b`)]);
+    const trees = makers.map(({ root }, index) => new ProcessTree(root, `${NAME}=orphans-${'ab'[index]}`));
+    for (const child of started.slice(-2)) {
+      child.stdin!.end('\n');
+      await once(child, 'exit');
+    }
+    for (const { orphan } of makers) {
+      started.push(orphan);
+      expect(isAlive(orphan.pid!)).toBe(true);
+    }
+    const before = procPasses();
+    const tables = await Promise.all(trees.map((tree) => sweepTogether(tree)));
+    expect(procPasses().table - before.table).toBe(1);
+    expect(tables[0]).toBe(tables[1]);
+    trees.forEach((tree, index) => expect(tree.alive(tables[index])).toEqual([makers[index]!.orphan.pid]));
+    const signalled = await Promise.all(trees.map((tree) => signalTogether(tree, 'SIGKILL')));
+    signalled.forEach((pids, index) => expect(pids).toEqual([makers[index]!.orphan.pid]));
+    expect(await waitUntilGone(() => makers.map(({ orphan }) => orphan.pid!), 5_000)).toEqual([]);
+  });
+});
+
+describe('the kill ladder', () => {
+  it('signals the tree when nobody listens for its steps', async () => {
+    let trapped!: () => void;
+    const ready = new Promise<void>((resolve) => (trapped = resolve));
+    const child = new SupervisedProcess({
+      command: 'sh',
+      args: ['-c', 'trap "" TERM; echo trapped; sleep 60 & wait'],
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      killGraceMs: 50,
+      outputTailBytes: 0,
+      // Only the output is listened to, not the kill steps (no onKill).
+      onOutput: () => trapped(),
+    });
+    const root = child.pid!;
+    await ready;
+    child.startKillLadder(true);
+    const report = await child.reaped;
+    expect(report.killed).toBe(true);
+    expect(report.escalated).toBe(true);
+    expect(report.signal).toBe('SIGKILL');
+    expect(alivePids([root])).toEqual([]);
+  });
+});
+
+describe('runs ending together', () => {
+  it('twenty runs terminated at once each end cancelled, leave nothing alive, and share their /proc passes', async () => {
+    const SLEEPING = {
+      command: 'sh',
+      args: ['-c', 'printf \'{"v":1,"seq":1,"type":"ready","run":"%s"}\\n\' "$FEN_WIRE_RUN_ID" >> "$FEN_WIRE_EVENT_PATH" && exec sleep 60'],
+      env: {},
+      killGraceMs: 100,
+    };
+    const runs = Array.from({ length: 20 }, () => spawnRun(SLEEPING));
+    for (const run of runs) {
+      const first = await run[Symbol.asyncIterator]().next();
+      expect(first.value?.type).toBe('ready');
+    }
+    const pids = runs.map((run) => run.pid!);
+    const before = procPasses();
+    const outcomes = await Promise.all(runs.map((run) => run.terminate()));
+    const after = procPasses();
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(runs.map(() => 'cancelled'));
+    expect(alivePids(pids)).toEqual([]);
+    // One run ending alone makes about three table passes and two environ passes (its SIGTERM, the
+    // sweep after its exit, the check for survivors): twenty alone would make sixty and forty.
+    expect(after.table - before.table).toBeLessThan(20);
+    expect(after.environ - before.environ).toBeLessThan(20);
+  });
+});
