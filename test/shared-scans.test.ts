@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
 import { procPasses, scanMarkers } from '../src/run/proc-table.js';
 import { ProcessTree } from '../src/run/process-tree.js';
-import { signalTogether, sweepTogether } from '../src/run/shared-scans.js';
+import { refreshTogether, signalTogether, sweepTogether } from '../src/run/shared-scans.js';
 import { SupervisedProcess } from '../src/run/supervised-process.js';
 import { alivePids, isAlive, waitUntilGone } from '../src/testing/index.js';
 
@@ -35,9 +35,9 @@ async function sleeper(env: string[], seconds = 60): Promise<number> {
  * A shell in its own group that starts a `sleep` in a new session (it leaves the group) and exits: the
  * sleep is an orphan that only the environment marker still ties to the tree. Resolves with both pids.
  */
-async function orphanMaker(marker: string): Promise<{ root: number; orphan: ChildProcess }> {
-  const at = marker.indexOf('=');
-  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', [marker.slice(0, at)]: marker.slice(at + 1) };
+async function orphanMaker(marker?: string): Promise<{ root: number; orphan: ChildProcess }> {
+  const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+  if (marker !== undefined) env[marker.slice(0, marker.indexOf('='))] = marker.slice(marker.indexOf('=') + 1);
   const root = spawn('sh', ['-c', 'setsid sleep 60 & echo $!; read _'], { env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
   started.push(root);
   const [line] = (await once(root.stdout!, 'data')) as [Buffer];
@@ -106,6 +106,24 @@ describe('signalTogether and sweepTogether', () => {
   });
 });
 
+describe('refreshTogether', () => {
+  it('walks every tree of the turn against one table, recording a descendant that left the group while its parent lives', async () => {
+    // No marker: only the walk while the root lives ties the sleep in its own session to the tree.
+    const makers = await Promise.all([orphanMaker(), orphanMaker()]);
+    const trees = makers.map(({ root }) => new ProcessTree(root));
+    const before = procPasses();
+    await Promise.all(trees.map((tree) => refreshTogether(tree)));
+    expect(procPasses().table - before.table).toBe(1);
+    expect(procPasses().environ - before.environ).toBe(0);
+    for (const child of started.slice(-2)) {
+      child.stdin!.end('\n');
+      await once(child, 'exit');
+    }
+    for (const { orphan } of makers) started.push(orphan);
+    trees.forEach((tree, index) => expect(tree.alive()).toEqual([makers[index]!.orphan.pid]));
+  });
+});
+
 describe('the kill ladder', () => {
   it('signals the tree when nobody listens for its steps', async () => {
     let trapped!: () => void;
@@ -149,8 +167,7 @@ describe('runs ending together', () => {
     const after = procPasses();
     expect(outcomes.map((outcome) => outcome.status)).toEqual(runs.map(() => 'cancelled'));
     expect(alivePids(pids)).toEqual([]);
-    // One run ending alone makes about three table passes and two environ passes (its SIGTERM, the
-    // sweep after its exit, the check for survivors): twenty alone would make sixty and forty.
+    // A run terminated alone makes two of each (its SIGTERM's, its exit's): twenty one at a time, forty.
     expect(after.table - before.table).toBeLessThan(20);
     expect(after.environ - before.environ).toBeLessThan(20);
   });

@@ -1,15 +1,16 @@
-// Coalesces the /proc passes of trees signalled, or left by their root, in the same turn of the event loop: one table and one environ pass serve them all.
+// Coalesces the /proc passes of trees signalled, walked or left by their root in the same turn of the event loop: one table and one environ pass serve them all.
 import { hasProcFs, scanMarkers, scanProcesses } from './proc-table.js';
 import type { ProcessTable } from './proc-table.js';
 import type { ProcessTree } from './process-tree.js';
 
 /**
- * A tree waiting for the next shared pass: to be signalled, or swept once its root exited. Every
- * request is served by a table read after it was made, so it learns all a pass of its own would have.
+ * A tree waiting for the next shared pass: to be signalled, walked (its root is about to exit), or
+ * swept once its root exited. Every request is served by a table read after it was made, so it learns
+ * all a pass of its own would have.
  */
 type Request =
   | { kind: 'signal'; tree: ProcessTree; signal: NodeJS.Signals; resolve: (pids: number[]) => void; reject: (error: unknown) => void }
-  | { kind: 'sweep'; tree: ProcessTree; resolve: (table: ProcessTable) => void; reject: (error: unknown) => void };
+  | { kind: 'refresh' | 'sweep'; tree: ProcessTree; resolve: (table: ProcessTable) => void; reject: (error: unknown) => void };
 
 let pending: Request[] = [];
 
@@ -31,6 +32,14 @@ export function signalTogether(tree: ProcessTree, signal: NodeJS.Signals): Promi
  */
 export function sweepTogether(tree: ProcessTree): Promise<ProcessTable> {
   return new Promise((resolve, reject) => enqueue({ kind: 'sweep', tree, resolve, reject }));
+}
+
+/**
+ * Walks `tree` as {@link ProcessTree.refresh} does (its root said it is exiting: descendants are
+ * recorded by their ppid links while it lives), sharing the table with every tree of this turn.
+ */
+export function refreshTogether(tree: ProcessTree): Promise<ProcessTable> {
+  return new Promise((resolve, reject) => enqueue({ kind: 'refresh', tree, resolve, reject }));
 }
 
 function enqueue(request: Request): void {
@@ -60,17 +69,19 @@ function serve(): void {
   }
   const table = scanProcesses();
   const markers = new Set<string>();
-  for (const { tree } of batch) if (tree.marker !== undefined) markers.add(tree.marker);
+  // A walk needs no environ pass: only signals and sweeps look for the markers.
+  for (const { kind, tree } of batch) if (kind !== 'refresh' && tree.marker !== undefined) markers.add(tree.marker);
   const marked = scanMarkers(markers);
   for (const request of batch) {
-    if (request.kind === 'sweep') {
-      guarded(request, () => {
-        request.tree.sweep(table, marked);
-        request.resolve(table);
-      });
-    } else {
+    if (request.kind === 'signal') {
       const sent = groupSent.get(request);
       if (sent !== undefined) guarded(request, () => request.resolve(request.tree.finishSignal(request.signal, sent, table, marked)));
+    } else {
+      guarded(request, () => {
+        if (request.kind === 'sweep') request.tree.sweep(table, marked);
+        else request.tree.refresh(table);
+        request.resolve(table);
+      });
     }
   }
 }

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import type { ProcessTable } from './proc-table.js';
-import { signalTogether, sweepTogether } from './shared-scans.js';
+import { refreshTogether, signalTogether, sweepTogether } from './shared-scans.js';
 import type { KillStep } from './types/index.js';
 import type { OwnFiles } from './driver.js';
 import type { WatchEntry } from './watchdog.js';
@@ -66,6 +66,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 function ignorePipeError(): void {
   // See the pipes' listeners in the constructor.
+}
+
+function noWalk(): void {
+  // A walk that failed leaves the tree as it was: the exit's sweep and the ladder's passes come after it.
 }
 
 /**
@@ -206,9 +210,13 @@ export class SupervisedProcess {
     return ownFiles === undefined ? tree : { ...tree, ownFiles };
   }
 
-  /** Snapshot of descendants while the root still lives (called when the child says it is exiting). */
+  /**
+   * Snapshot of descendants while the root still lives (called when the child says it is exiting), in
+   * one table with every other run doing the same in this turn. Nothing waits for it: the exit's marker
+   * sweep still finds an orphan whose parent died before the walk.
+   */
   snapshot(): void {
-    if (this.running) this.#tree?.refresh();
+    if (this.running && this.#tree !== undefined) refreshTogether(this.#tree).catch(noWalk);
   }
 
   #settleExit(exit: ProcessExit): void {
