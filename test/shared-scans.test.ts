@@ -52,12 +52,14 @@ describe('scanMarkers', () => {
     const second = await sleeper([`${NAME}=two`]);
     const longer = await sleeper([`${NAME}=one-and-more`]);
     const lookalike = await sleeper([`X${NAME}=one`]);
+    const accented = await sleeper([`${NAME}=été`]);
     const before = procPasses().environ;
-    const found = scanMarkers([`${NAME}=one`, `${NAME}=two`, `${NAME}=nobody`]);
+    const found = scanMarkers([`${NAME}=one`, `${NAME}=two`, `${NAME}=nobody`, `${NAME}=été`]);
     expect(procPasses().environ - before).toBe(1);
     expect([...(found.get(`${NAME}=one`) ?? [])].sort()).toEqual([first, middle].sort());
     expect(found.get(`${NAME}=two`)).toEqual([second]);
     expect(found.has(`${NAME}=nobody`)).toBe(false);
+    expect(found.get(`${NAME}=été`), 'a value outside ASCII, as UTF-8 in the environment').toEqual([accented]);
     for (const pid of [longer, lookalike]) expect([...found.values()].flat()).not.toContain(pid);
   });
 

@@ -135,7 +135,7 @@ export function scanMarkers(markers: Iterable<string>): Map<string, number[]> {
       while (at !== -1) {
         let end = environ.indexOf(NUL, at);
         if (end === -1) end = environ.length;
-        const entry = environ.toString('latin1', at, end);
+        const entry = environ.toString('utf8', at, end);
         if (wanted.has(entry)) {
           const pids = found.get(entry);
           if (pids === undefined) found.set(entry, [pid]);
