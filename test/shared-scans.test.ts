@@ -12,9 +12,18 @@ import { alivePids, isAlive, waitUntilGone } from '../src/testing/index.js';
 
 const NAME = 'SUBVISOR_SCAN_TEST';
 const started: ChildProcess[] = [];
+/** Processes that are nobody's child here (sleeps in their own session): killed by pid. */
+const orphans: number[] = [];
 
 afterEach(() => {
   for (const child of started.splice(0)) child.kill('SIGKILL');
+  for (const pid of orphans.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 });
 
 /** A `sleep` in its own process group whose environment is exactly `env` (in this order) plus PATH. */
@@ -32,17 +41,23 @@ async function sleeper(env: string[], seconds = 60): Promise<number> {
 }
 
 /**
- * A shell in its own group that starts a `sleep` in a new session (it leaves the group) and exits: the
- * sleep is an orphan that only the environment marker still ties to the tree. Resolves with both pids.
+ * A shell in its own group that starts a `sleep` in a new session (it leaves the group) and exits when
+ * told (`exitRoot`): the sleep is then an orphan that only the environment marker, or a walk made while
+ * the shell lived, still ties to the tree.
  */
-async function orphanMaker(marker?: string): Promise<{ root: number; orphan: ChildProcess }> {
+async function orphanMaker(marker?: string): Promise<{ root: number; orphan: number; exitRoot: () => Promise<void> }> {
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
   if (marker !== undefined) env[marker.slice(0, marker.indexOf('='))] = marker.slice(marker.indexOf('=') + 1);
   const root = spawn('sh', ['-c', 'setsid sleep 60 & echo $!; read _'], { env, detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
   started.push(root);
   const [line] = (await once(root.stdout!, 'data')) as [Buffer];
-  const orphanPid = Number(line.toString().trim());
-  return { root: root.pid!, orphan: { pid: orphanPid, kill: () => process.kill(orphanPid, 'SIGKILL') } as unknown as ChildProcess };
+  const orphan = Number(line.toString().trim());
+  orphans.push(orphan);
+  const exitRoot = async () => {
+    root.stdin!.end('\n');
+    await once(root, 'exit');
+  };
+  return { root: root.pid!, orphan, exitRoot };
 }
 
 describe('scanMarkers', () => {
@@ -89,22 +104,16 @@ describe('signalTogether and sweepTogether', () => {
   it('the shared sweep after a root exited finds its orphan by the marker, and the shared signal ends it', async () => {
     const makers = await Promise.all([orphanMaker(`${NAME}=orphans-a`), orphanMaker(`${NAME}=orphans-b`)]);
     const trees = makers.map(({ root }, index) => new ProcessTree(root, `${NAME}=orphans-${'ab'[index]}`));
-    for (const child of started.slice(-2)) {
-      child.stdin!.end('\n');
-      await once(child, 'exit');
-    }
-    for (const { orphan } of makers) {
-      started.push(orphan);
-      expect(isAlive(orphan.pid!)).toBe(true);
-    }
+    for (const { exitRoot } of makers) await exitRoot();
+    for (const { orphan } of makers) expect(isAlive(orphan)).toBe(true);
     const before = procPasses();
     const tables = await Promise.all(trees.map((tree) => sweepTogether(tree)));
     expect(procPasses().table - before.table).toBe(1);
     expect(tables[0]).toBe(tables[1]);
-    trees.forEach((tree, index) => expect(tree.alive(tables[index])).toEqual([makers[index]!.orphan.pid]));
+    trees.forEach((tree, index) => expect(tree.alive(tables[index])).toEqual([makers[index]!.orphan]));
     const signalled = await Promise.all(trees.map((tree) => signalTogether(tree, 'SIGKILL')));
-    signalled.forEach((pids, index) => expect(pids).toEqual([makers[index]!.orphan.pid]));
-    expect(await waitUntilGone(() => makers.map(({ orphan }) => orphan.pid!), 5_000)).toEqual([]);
+    signalled.forEach((pids, index) => expect(pids).toEqual([makers[index]!.orphan]));
+    expect(await waitUntilGone(() => makers.map(({ orphan }) => orphan), 5_000)).toEqual([]);
   });
 });
 
@@ -117,12 +126,8 @@ describe('refreshTogether', () => {
     await Promise.all(trees.map((tree) => refreshTogether(tree)));
     expect(procPasses().table - before.table).toBe(1);
     expect(procPasses().environ - before.environ).toBe(0);
-    for (const child of started.slice(-2)) {
-      child.stdin!.end('\n');
-      await once(child, 'exit');
-    }
-    for (const { orphan } of makers) started.push(orphan);
-    trees.forEach((tree, index) => expect(tree.alive()).toEqual([makers[index]!.orphan.pid]));
+    for (const { exitRoot } of makers) await exitRoot();
+    trees.forEach((tree, index) => expect(tree.alive()).toEqual([makers[index]!.orphan]));
   });
 });
 
