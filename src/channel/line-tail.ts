@@ -1,6 +1,7 @@
 // Tails an append-only file as whole lines: synchronous bounded reads, split into lines, checked against a rewrite of the file.
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, readSync, statSync } from 'node:fs';
 import { MAX_LINE_BYTES } from '../wire/index.js';
+import { openQuietly } from './quiet-open.js';
 import { TailWaker } from './tail-waker.js';
 import type { PathCheck, WakeCounter } from './tail-waker.js';
 
@@ -171,7 +172,7 @@ export class LineTail {
 
   /** Opens the file (which must exist), starts the watcher and the poll, and drains once. Throws on open errors. */
   start(): void {
-    this.#fd = openSync(this.#path, 'r');
+    this.#fd = openQuietly(this.#path);
     const opened = fstatSync(this.#fd);
     this.#identity = { dev: opened.dev, ino: opened.ino };
     const expected = this.#expectedIdentity;
