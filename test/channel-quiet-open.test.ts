@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LineTail } from '../src/channel/index.js';
-import type { LineTailHandlers } from '../src/channel/index.js';
 import { openQuietly } from '../src/channel/quiet-open.js';
+import { tailRecorder } from './helpers/tail-recorder.js';
 
 let dir: string;
 beforeEach(() => {
@@ -51,16 +51,7 @@ describe('quiet open', () => {
     if (statSync(control).atimeMs === LONG_AGO.getTime()) ctx.skip(); // mounted noatime: nothing to tell apart
 
     const path = fileReadLongAgo('events.jsonl', '{"a":1}\n');
-    const lines: string[] = [];
-    const reports: string[] = [];
-    const handlers: LineTailHandlers = {
-      line: (text) => lines.push(text),
-      oversize: () => reports.push('oversize'),
-      incomplete: () => reports.push('incomplete'),
-      truncated: () => reports.push('truncated'),
-      replaced: (reason) => reports.push(reason),
-      failed: (error) => reports.push(error.message),
-    };
+    const { lines, reports, handlers } = tailRecorder();
     const tail = new LineTail(path, handlers);
     tail.start();
     appendFileSync(path, '{"b":2}\n');

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventReader, LineTail } from '../src/channel/index.js';
 import { armedTailTimers, armedTickPeriods } from '../src/channel/tail-waker.js';
 import { WakeGovernor } from '../src/channel/wake-governor.js';
-import type { LineTailHandlers, ReaderRejection } from '../src/channel/index.js';
+import { tailRecorder as recorder } from './helpers/tail-recorder.js';
+import type { ReaderRejection } from '../src/channel/index.js';
 import { createSender, MAX_LINE_BYTES } from '../src/wire/index.js';
 import type { WireEvent } from '../src/wire/index.js';
 
@@ -20,21 +21,6 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Collects what a LineTail reports. */
-function recorder() {
-  const lines: string[] = [];
-  const reports: string[] = [];
-  const handlers: LineTailHandlers = {
-    line: (text) => lines.push(text),
-    oversize: () => reports.push('oversize'),
-    incomplete: (bytes) => reports.push(`incomplete ${bytes}`),
-    truncated: (size, offset) => reports.push(`truncated ${size} < ${offset}`),
-    replaced: (reason) => reports.push(`replaced: ${reason}`),
-    failed: (error) => reports.push(`failed ${error.message}`),
-  };
-  return { lines, reports, handlers };
-}
 
 /** Polls `check` until it holds (the tail wakes up on fs.watch or its safety poll). */
 async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
