@@ -259,4 +259,43 @@ describe('the run core over the in-memory driver', () => {
     expect(await other.terminate('enough')).toMatchObject({ status: 'cancelled', errorCode: 'aborted', error: 'enough' });
     expect(otherChild.disconnected).toBe(true);
   });
+
+  it('a request nobody here can answer: the run fails request-unanswered after requestTimeoutMs, cancelled and disconnected', async () => {
+    const { run, child } = createInMemoryRun({ keepAlive: true, requestTimeoutMs: 40, killGraceMs: 20 });
+    const events = collect(run);
+    child.ready();
+    child.turnStarted();
+    child.blocked('plan-1', 'a plan_approval_request');
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'request-unanswered' });
+    expect(outcome.error).toContain('a plan_approval_request');
+    expect(outcome.error).toContain('40 ms');
+    expect(child.controls.map(({ control }) => control.type)).toEqual(['cancel']);
+    expect(child.disconnected).toBe(true);
+    expect((await events).at(-1)).toMatchObject({ type: 'exit', status: 'failed', error: outcome.error });
+  });
+
+  it('a blocked request settled elsewhere in time holds nothing back: the run goes on to done', async () => {
+    const { run, child } = createInMemoryRun({ task: 'go', requestTimeoutMs: 40 });
+    child.onControl = ({ ref, control }) => {
+      if (control.type === 'prompt') {
+        child.ack(ref, 'accepted');
+        child.turnStarted();
+        child.blocked('plan-1', 'a plan_approval_request');
+        child.unblocked('plan-1');
+        // Well past the bound: had the timer stayed armed, the run would have failed.
+        setTimeout(() => {
+          child.text('done at last');
+          child.turnComplete();
+        }, 120);
+      } else if (control.type === 'close') {
+        child.ack(ref, 'accepted');
+        child.result('done at last');
+        child.exit('done');
+        child.gone();
+      }
+    };
+    child.ready();
+    expect(await run.outcome).toMatchObject({ status: 'done', finalText: 'done at last' });
+  });
 });

@@ -229,8 +229,11 @@ describe("spawnRun({ protocol: 'hep' })", () => {
   });
 
   it('timeoutMs: the child obeys the cancel (exit 130), and the run ends timed-out, not cancelled', async () => {
-    const { outcome } = await runHep({ rounds: [{ steps: [{ pause: 60_000 }] }] }, { timeoutMs: 500 });
+    const { outcome, events } = await runHep({ rounds: [{ steps: [{ pause: 60_000 }] }] }, { timeoutMs: 500 });
     expect(outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', exitCode: 130 });
+    // The stream's exit is the run's verdict; what the child said stays beside it.
+    expectOneExitLast(events);
+    expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'timed-out', childStatus: 'cancelled', exitCode: 130, error: outcome.error });
   });
 
   it('a compaction bracket becomes info events and the run answers', async () => {

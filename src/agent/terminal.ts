@@ -48,6 +48,8 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'no-pong': { code: 'channel_error', retryable: true },
   'read-only': { code: 'child_failed', retryable: false },
   'unknown-session': { code: 'invalid_input', retryable: false },
+  // The agent asked something only a person (or another client) could answer: retrying asks it again.
+  'request-unanswered': { code: 'child_failed', retryable: false },
   'worker-lost': { code: 'crashed', retryable: true }, // subvisor/queue: the worker died with the run
 };
 

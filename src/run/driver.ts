@@ -127,6 +127,15 @@ export interface DriverSink {
   broken(reason: string): void;
   /** Drivers without a process only: the peer is gone and nothing more will come; the run ends. */
   gone(): void;
+  /**
+   * The peer waits for an answer this driver cannot give (a request kind it has no response for, and no
+   * denial it may send): `id` names the request, `what` describes it (no secrets). The core bounds the
+   * wait: unless {@link DriverSink.unblocked} comes within `requestTimeoutMs` (another client of a daemon
+   * may settle it), the run fails `request-unanswered`, is cancelled, and the kill ladder runs.
+   */
+  blocked(id: string, what: string): void;
+  /** The request reported by {@link DriverSink.blocked} was settled or withdrawn. */
+  unblocked(id: string): void;
 }
 
 /** What a driver receives when it is created. */

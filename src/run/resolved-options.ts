@@ -17,6 +17,7 @@ export interface ResolvedRunOptions {
   readyTimeoutMs: number;
   ackTimeoutMs: number | undefined;
   stallTimeoutMs: number | undefined;
+  requestTimeoutMs: number;
   keepAlive: boolean;
   stateDir: string;
   signal: AbortSignal | undefined;

@@ -95,7 +95,12 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #settlementsScheduled = false;
 
   #childExit: ChildExit | undefined;
-  #exitPublished = false;
+  /** An `exit` event came (the driver's, or made up): nothing is published after it. */
+  #exitSeen = false;
+  /** The driver's `exit` event, held until the run's verdict gives it its status. */
+  #heldExit: ExitRunEvent | undefined;
+  /** The run's single verdict, once the child is gone: every published `exit` carries its status. */
+  #finalVerdict: Verdict | undefined;
   #result: RunResult | undefined;
   #turnUsage: RunResult['usage'];
   #turns = 0;
@@ -118,6 +123,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   readonly #outputDecoders: { stdout?: StringDecoder; stderr?: StringDecoder } = {};
   readonly #timers = new RunTimers();
   #disconnectTimer: NodeJS.Timeout | undefined;
+  /** Requests the driver cannot answer, each with the timer that bounds its wait (see DriverSink.blocked). */
+  readonly #blocked = new Map<string, NodeJS.Timeout>();
   readonly #watchdog: StallWatchdog;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
   #resolveOutcome!: (outcome: Outcome) => void;
@@ -481,6 +488,11 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
         if (!this.#ended) this.#onChannelBroken(reason);
       },
       gone: () => this.#onPeerGone(),
+      blocked: (id, what) => this.#onBlocked(id, what),
+      unblocked: (id) => {
+        clearTimeout(this.#blocked.get(id));
+        this.#blocked.delete(id);
+      },
     };
   }
 
@@ -502,16 +514,20 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   }
 
   #onEvent(event: RunEvent, bytes = 0): void {
-    if (this.#exitPublished || (this.#ended && !this.#eventsBehind)) return;
+    if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
     this.#watchdog.seen();
+    if (event.type === 'exit') {
+      // The driver's exit is the child's word; the stream's last event is the run's verdict, known once
+      // the child is gone (a deadline or a protocol failure can still outrank what the child said).
+      this.#exitSeen = true;
+      if (this.#finalVerdict === undefined) this.#heldExit = event;
+      else this.#publishExit(event, this.#finalVerdict);
+      if (this.#settlements.length > 0) this.#flushSettlements();
+      return;
+    }
     this.#publish(event, bytes);
     if (this.#settlements.length > 0) this.#flushSettlements();
-    if (event.type === 'exit') {
-      this.#exitPublished = true;
-      this.#fanout.end();
-    } else {
-      this.#maybeClose();
-    }
+    this.#maybeClose();
   }
 
   /**
@@ -535,6 +551,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     }
     if (report.stopReason === 'aborted' && this.#mirror.state === 'running') return;
     this.#mirror.turnComplete();
+    this.#leaveWhenFinished();
   }
 
   #onAck(ref: number, status: 'accepted' | 'rejected' | 'applied', reason: string | undefined): void {
@@ -544,10 +561,22 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     const action = this.#mirror.acknowledged(type, status);
     if (status === 'accepted' && type === 'finalize') this.#startFinalizeTimer();
     if (status === 'accepted' && type === 'cancel') this.#end(CANCELLED_BY_PARENT);
+    this.#leaveWhenFinished();
     const ack: Ack = { status, seq: ref };
     if (reason !== undefined) ack.reason = reason;
     // From ready a steer/follow-up text itself starts the turn: it reached the agent.
     this.#ledger.answer(ack, type, action === 'start-turn', this.#pendingSettlements());
+  }
+
+  /**
+   * The state table says the run is over (a close accepted while ready, the turn a close or finalize let
+   * finish): the child's part now is to leave. Whatever the protocol, the kill ladder stands behind it
+   * from here (the grace, then TERM and KILL to the tree; a disconnect for a run without a process), so a
+   * child that ignores its end of input, SIGINT and SIGTERM cannot keep the run open.
+   */
+  #leaveWhenFinished(): void {
+    if (this.#mirror.state !== 'done' || this.#ended || this.#childExit !== undefined || !this.#launched) return;
+    this.#end(undefined);
   }
 
   #onChildExit(exit: ChildExit): void {
@@ -561,7 +590,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   }
 
   #onRejected(event: RejectedEvent, bytes = 0, countedAhead = false): void {
-    if (this.#exitPublished || (this.#ended && !this.#eventsBehind)) return;
+    if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
     this.#watchdog.seen();
     if (!countedAhead) this.#rejectedLines++;
     this.emit('rejected', event);
@@ -624,6 +653,27 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     });
   }
 
+  /**
+   * The agent waits on a request nobody here can answer: another client may settle it within
+   * requestTimeoutMs; past that the run fails, as it could never go on by itself.
+   */
+  #onBlocked(id: string, what: string): void {
+    if (this.#ended || this.#blocked.has(id)) return;
+    const waitMs = this.#options.requestTimeoutMs;
+    const timer = setTimeout(() => {
+      this.#blocked.delete(id);
+      this.#end(
+        {
+          status: 'failed',
+          code: 'request-unanswered',
+          error: `the agent waited for an answer subvisor cannot give (${what}); nobody settled it within ${waitMs} ms (requestTimeoutMs)`,
+        },
+        { cancel: true },
+      );
+    }, waitMs).unref();
+    this.#blocked.set(id, timer);
+  }
+
   /** A turn is open and the child has been silent for stallTimeoutMs: cancel, then the kill ladder. */
   #onStall(silentMs: number): void {
     if (this.#ended) return;
@@ -640,6 +690,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #clearTimers(): void {
     this.#watchdog.stop();
     this.#timers.clearAll();
+    for (const timer of this.#blocked.values()) clearTimeout(timer);
+    this.#blocked.clear();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -693,17 +745,22 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       parentVerdict: this.#verdict,
     });
     if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
-    if (finished?.eventsBehind !== undefined && !this.#exitPublished) {
+    this.#finalVerdict = verdict;
+    const held = this.#heldExit;
+    this.#heldExit = undefined;
+    if (held !== undefined) {
+      this.#publishExit(held, verdict);
+    } else if (finished?.eventsBehind !== undefined && !this.#exitSeen) {
       // The facts are all in; the events follow as the consumers take them, then (without the child's own) a synthetic exit.
       this.#eventsBehind = true;
       const token = {};
       if (finished.release !== undefined) eventsBehindRelease.register(this, finished.release, token);
       void finished.eventsBehind.then(() => {
         eventsBehindRelease.unregister(token);
-        if (!this.#exitPublished) this.#publishSyntheticExit(verdict);
+        if (!this.#exitSeen) this.#publishSyntheticExit(verdict);
         this.#eventsBehind = false;
       });
-    } else if (!this.#exitPublished) {
+    } else if (!this.#exitSeen) {
       this.#publishSyntheticExit(verdict);
     }
     const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
@@ -714,7 +771,23 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #publishSyntheticExit(verdict: Verdict): void {
     const event: ExitRunEvent = { type: 'exit', status: verdict.status, synthetic: true, run: this.id };
     if (verdict.error !== '') event.error = verdict.error;
-    this.#exitPublished = true;
+    this.#exitSeen = true;
+    this.#publish(event);
+    this.#fanout.end();
+  }
+
+  /**
+   * Publishes the driver's `exit` with the verdict's status: when the child said otherwise (it obeyed the
+   * cancel of a deadline, a protocol failure outranked it), its word stays in `childStatus` and the
+   * verdict's error replaces its own.
+   */
+  #publishExit(exit: ExitRunEvent, verdict: Verdict): void {
+    let event = exit;
+    if (exit.status !== verdict.status) {
+      event = { ...exit, status: verdict.status, childStatus: exit.status };
+      if (verdict.error !== '') event.error = verdict.error;
+      else delete event.error;
+    }
     this.#publish(event);
     this.#fanout.end();
   }

@@ -50,6 +50,10 @@ export interface InMemoryChild {
   fatal(code: OutcomeErrorCode, error: string): void;
   /** The connection is gone: the run wraps up. */
   gone(): void;
+  /** A request the child waits on and the driver could not answer (the run fails past `requestTimeoutMs` unless unblocked). */
+  blocked(id: string, what: string): void;
+  /** That request was settled elsewhere. */
+  unblocked(id: string): void;
 }
 
 /** A run over the in-memory driver, and the child side to play. */
@@ -195,6 +199,12 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
     },
     rejected(event) {
       sink().rejected({ type: 'rejected', ...event });
+    },
+    blocked(id, what) {
+      sink().blocked(id, what);
+    },
+    unblocked(id) {
+      sink().unblocked(id);
     },
     fatal(code, error) {
       sink().fatal(code, error);

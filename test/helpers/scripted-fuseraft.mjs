@@ -12,7 +12,8 @@
 //   {"exit": code}             exit now with that code
 //   {"kill": "SIGKILL"}        die by that signal (a crash)
 //   {"grandchild": true}       start a grandchild that ignores SIGTERM and sleeps (stays in the tree);
-//                              announced as {"type":"grandchild","pid":N}
+//                              announced as {"type":"grandchild","pid":N}; "setsid": the same in a session
+//                              of its own (no longer in the child's process group)
 //   {"argv": true}             write {"type":"argv","argv":[...]} (the arguments after the script)
 //   {"env": "NAME"}            write {"type":"env","name":"NAME","value":...} (null when unset)
 //   {"ignore": ["SIGTERM"]}    ignore these signals from now on
@@ -74,7 +75,7 @@ async function run(list) {
     else if ('exit' in step) process.exit(step.exit);
     else if ('kill' in step) process.kill(process.pid, step.kill);
     else if ('grandchild' in step) {
-      const grandchild = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore' });
+      const grandchild = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: 'ignore', detached: step.grandchild === 'setsid' });
       grandchild.unref();
       write({ type: 'grandchild', pid: grandchild.pid });
     } else if ('argv' in step) write({ type: 'argv', argv: process.argv.slice(2) });

@@ -210,7 +210,14 @@ export type ResultRunEvent = LifecycleEvent<
  */
 export interface ExitRunEvent {
   type: 'exit';
+  /** The run's status: always `outcome.status`, whatever the child said. */
   status: 'done' | 'cancelled' | 'failed' | 'timed-out';
+  /**
+   * The status the child itself announced, present only when the run's verdict differs from it (a child
+   * that obeyed the cancel sent at the deadline says `cancelled`; the run ended `timed-out`).
+   */
+  childStatus?: 'done' | 'cancelled' | 'failed' | 'timed-out';
+  /** The run's error when it did not end `done` (the verdict's, when it differs from the child's). */
   error?: string;
   /** Present (true) only on an exit subvisor made up. */
   synthetic?: true;

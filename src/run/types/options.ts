@@ -69,6 +69,14 @@ export interface RunOptions {
    */
   stallTimeoutMs?: number;
   /**
+   * How long the agent may wait on a request subvisor cannot answer or deny (a request kind the driver
+   * has no response for, such as a newer mew build's plan approval) for someone else to settle it (another
+   * client of the daemon); past it the run fails with `errorCode: 'request-unanswered'`, is cancelled and
+   * reaped. Requests subvisor can answer (approvals, questions) are answered by your callbacks or denied by
+   * default and are not bounded by this. Default 30000.
+   */
+  requestTimeoutMs?: number;
+  /**
    * `false` (default): once the mirrored state is `ready` and every control sent has been answered,
    * subvisor sends `close`, as Fen's own parent does, so a run ends after its work. `true`: the run
    * stays open in `ready` for more prompts until you call `close()`, `finalize()` or `cancel()`.
@@ -173,6 +181,7 @@ type SharedRunOptions = Pick<
   | 'readyTimeoutMs'
   | 'ackTimeoutMs'
   | 'stallTimeoutMs'
+  | 'requestTimeoutMs'
   | 'keepAlive'
   | 'signal'
   | 'maxFinalTextBytes'
