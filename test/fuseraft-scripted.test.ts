@@ -320,6 +320,30 @@ describe("protocol 'fuseraft' (repl --vscode)", () => {
     expect(outcome).toMatchObject({ status: 'done', finalText: 'A', killed: true });
   });
 
+  it('a child that finishes its turn but ignores end of input, SIGINT and SIGTERM (a setsid grandchild too) gets the whole ladder', async () => {
+    const s = start(
+      [
+        { send: READY },
+        { grandchild: 'setsid' },
+        { ignore: ['SIGINT', 'SIGTERM'] },
+        { read: 'user_input' },
+        { send: { type: 'turn_start' } },
+        { send: { type: 'token', text: 'A' } },
+        { send: { type: 'message_end' } },
+        { eof: true },
+        { sleep: 120_000 },
+      ],
+      { task: 'go', killGraceMs: 300 },
+    );
+    const kills: string[] = [];
+    s.run.on('kill', (step) => kills.push(step.signal));
+    const outcome = await s.finish();
+    expect(kills).toEqual(['SIGTERM', 'SIGKILL']);
+    // Like a Fen child that never wrote its exit: the child never said how it ended (no session_end).
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'no-exit-event', signal: 'SIGKILL', killed: true, escalated: true });
+    expect(s.events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', synthetic: true });
+  });
+
   it('a child that never says ready is failed, ready-timeout', async () => {
     const s = start([{ sleep: 120_000 }], { task: 'go', readyTimeoutMs: 300 });
     expect(await s.finish()).toMatchObject({ status: 'failed', errorCode: 'ready-timeout', killed: true });
