@@ -1,4 +1,6 @@
 // connectRun over fuseraft serve against the fake daemon: handshake, hello checks, tasks, approvals, re-attach, every fault, nothing left open, no token leaked.
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectRun } from '../src/index.js';
 import type { ConnectOptions, Outcome, Run, RunEvent } from '../src/index.js';
@@ -271,6 +273,28 @@ describe('fuseraft serve: faults', () => {
     const { outcome } = await finish(start(daemon, { task: 'x', readyTimeoutMs: 200 }));
     expect(outcome).toMatchObject({ status: 'failed', errorCode: 'ready-timeout' });
     await waitFor(() => daemon.connections === 0, 'the drop');
+  });
+
+  it('a server that accepts the TCP connection and never answers the upgrade: never done; timed-out past timeoutMs, ready-timeout without one; nothing left open', async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.resume(); // reads the upgrade request, answers nothing
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/attach`;
+      const late = await finish(connectRun({ protocol: 'fuseraft-serve', url, task: 'x', timeoutMs: 1500 }));
+      expect(late.outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline' });
+      expect(late.events.at(-1)).toMatchObject({ type: 'exit', status: 'timed-out' });
+      const slow = await finish(connectRun({ protocol: 'fuseraft-serve', url, task: 'x', readyTimeoutMs: 300 }));
+      expect(slow.outcome).toMatchObject({ status: 'failed', errorCode: 'ready-timeout' });
+      expect(slow.outcome.durationMs).toBeLessThan(20_000);
+      await waitFor(() => sockets.size === 0, 'both sockets closed');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('timeoutMs: the task is interrupted and the connection dropped at once; timed-out', async () => {

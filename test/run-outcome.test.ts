@@ -13,7 +13,7 @@ const cancelled: Verdict = { status: 'cancelled', code: 'aborted', error: 'by th
 const deadline: Verdict = { status: 'timed-out', code: 'deadline', error: 'late' };
 
 describe('finalVerdict: who decides how a run ended', () => {
-  const cases: Array<[string, { exit: ProcessExit | undefined; protocolFailure?: Verdict; childExit?: ChildExit; parentVerdict?: Verdict }, object]> = [
+  const cases: Array<[string, { exit: ProcessExit | undefined; protocolFailure?: Verdict; childExit?: ChildExit; parentVerdict?: Verdict; reachedAgent?: boolean }, object]> = [
     ['a spawn error wins over everything', { exit: spawnError, protocolFailure: fatal, parentVerdict: cancelled }, { status: 'failed', code: 'spawn-failed', fromChild: false }],
     ['a fatal protocol failure wins over the child saying done', { exit: clean, protocolFailure: fatal, childExit: { status: 'done' } }, { status: 'failed', code: 'version-mismatch' }],
     ['the child finishing done while being cancelled did finish', { exit: clean, childExit: { status: 'done' }, parentVerdict: cancelled }, { status: 'done', fromChild: true }],
@@ -23,9 +23,12 @@ describe('finalVerdict: who decides how a run ended', () => {
     ['without a child exit the parent reason stands', { exit: killed, parentVerdict: deadline }, { status: 'timed-out', code: 'deadline' }],
     ['otherwise a crash', { exit: killed }, { status: 'failed', code: 'no-exit-event', error: 'the child was killed by SIGKILL without an exit event' }],
     ['a run without a process whose peer left', { exit: undefined }, { status: 'failed', code: 'no-exit-event', error: 'the connection to the child ended without an exit' }],
+    ['never ready: a done is not believed, the parent reason stands', { exit: undefined, childExit: { status: 'done' }, parentVerdict: deadline, reachedAgent: false }, { status: 'timed-out', code: 'deadline', fromChild: false }],
+    ['never ready, no parent reason: done is a protocol error', { exit: clean, childExit: { status: 'done' }, reachedAgent: false }, { status: 'failed', code: 'protocol-error', fromChild: false }],
+    ['never ready: a child cancelled as asked is still cancelled', { exit: clean, childExit: { status: 'cancelled' }, parentVerdict: cancelled, reachedAgent: false }, { status: 'cancelled', code: 'aborted' }],
   ];
   it.each(cases)('%s', (_name, inputs, expected) => {
-    expect(finalVerdict({ command: 'fa', protocolFailure: undefined, childExit: undefined, parentVerdict: undefined, ...inputs })).toMatchObject(expected);
+    expect(finalVerdict({ command: 'fa', protocolFailure: undefined, childExit: undefined, parentVerdict: undefined, reachedAgent: true, ...inputs })).toMatchObject(expected);
   });
 });
 

@@ -51,6 +51,8 @@ export interface VerdictInputs {
   childExit: ChildExit | undefined;
   /** The parent's reason to end the run, if it had one. */
   parentVerdict: Verdict | undefined;
+  /** The child said `ready` at least once: the run reached its agent. */
+  reachedAgent: boolean;
 }
 
 /**
@@ -59,7 +61,8 @@ export interface VerdictInputs {
  * finish), and a non-done status takes the parent's error code when the parent asked for exactly
  * that; a child that says `cancelled` after the parent cancelled it for another reason (a deadline,
  * a ready timeout) ended for that reason. Without an `exit` event the parent's reason stands, or else the
- * crash is reported.
+ * crash is reported. A run that never reached its agent (no `ready`) is never `done`, whatever the child
+ * or its driver said: the parent's reason stands, or the claim is a protocol error.
  */
 export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
   const { exit, protocolFailure, childExit, parentVerdict } = inputs;
@@ -73,6 +76,10 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
     };
   }
   if (protocolFailure !== undefined) return { ...protocolFailure, fromChild: false };
+  if (childExit?.status === 'done' && !inputs.reachedAgent) {
+    if (parentVerdict !== undefined) return { ...parentVerdict, fromChild: false };
+    return { status: 'failed', code: 'protocol-error', error: 'the child said it was done but never said it was ready: the task never reached the agent', fromChild: false };
+  }
   if (childExit !== undefined) {
     const status = childExit.status;
     if (status === 'done') return { status, code: 'child-error', error: '', fromChild: true };

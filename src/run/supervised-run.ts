@@ -111,6 +111,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #closeSent = false;
   /** The child was started (or the driver connected): there is something to stop. */
   #launched = false;
+  /** The child said `ready` at least once: the run reached its agent. */
+  #reachedAgent = false;
   /** Controls may be sent (the child is not known to be exiting or gone). */
   #controlsOpen = false;
   /** A run without a process: its driver said the peer is gone. */
@@ -460,6 +462,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       ready: () => {
         if (this.#ended) return;
         this.#timers.clear('ready');
+        this.#reachedAgent = true;
         this.#ledger.childReady();
         this.#mirror.ready();
       },
@@ -743,6 +746,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       protocolFailure: this.#protocolFailure,
       childExit: this.#childExit,
       parentVerdict: this.#verdict,
+      reachedAgent: this.#reachedAgent,
     });
     if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
     this.#finalVerdict = verdict;
