@@ -47,6 +47,18 @@ describe('TextAssembler', () => {
     expect(assemble([delta('cut sh'), turnComplete, whole('fresh')])).toEqual(['cut sh', 'fresh']);
   });
 
+  it('remainder: what the final answer adds (all of it without text, the tail of a cut block, nothing when it does not continue)', () => {
+    const fresh = new TextAssembler();
+    expect(fresh.remainder('whole answer')).toBe('whole answer');
+    expect(fresh.remainder(undefined)).toBe('');
+    const cut = new TextAssembler();
+    cut.push(delta('Looking.'));
+    cut.push(whole('Looking.'));
+    cut.push(delta('The ans'));
+    expect(cut.remainder('The answer is 42.')).toBe('wer is 42.');
+    expect(cut.remainder('Something else')).toBe('');
+  });
+
   it('ignores empty deltas, empty texts and every other event', () => {
     expect(assemble([delta(''), whole(''), { ...envelope, type: 'ready' }])).toEqual([]);
   });
@@ -78,6 +90,25 @@ describe('run.text() through real fake children', () => {
     expect(result.blocks).toEqual(['Looking. ', 'The answer.']);
     expect(result.text).toBe('Looking. The answer.');
     expect(result.finalText).toBe('The answer.');
+  });
+
+  it('a long answer cut by the transport, as the real Fen child sends it (one cut delta, Fen\'s note inside, no whole text): whole, no note', async () => {
+    const answer = 'The answer. '.repeat(2000);
+    const fake = fakeChild({ turns: [{ answer, answerChunks: 1, answerWhole: false }] }, { turnTickMs: 5, idleTickMs: 20 });
+    fakes.push(fake);
+    const run = spawnRun({ ...fake, task: 'go', stateDir, killGraceMs: 300 });
+    const deltas: RunEvent[] = [];
+    run.on('event', (event) => {
+      if (event.type === 'assistant-text-delta') deltas.push(event);
+    });
+    let text = '';
+    for await (const chunk of run.text()) text += chunk;
+    const outcome = await run.outcome;
+    expect(outcome.finalText).toBe(answer);
+    expect(text).toBe(answer);
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]).toMatchObject({ transportTruncated: true, transportNote: `[fen: tool output truncated: kept 4096 sanitized bytes from ${answer.length} input bytes]` });
+    expect(deltas[0]).toMatchObject({ delta: answer.slice(0, 4096) });
   });
 
   it('a turn sent whole (no deltas): nothing missing', async () => {

@@ -70,11 +70,17 @@ export class EventWriter {
   }
 }
 
-/** Cuts strings in a display payload to Fen's transport bounds; says whether anything was cut. */
+/**
+ * Cuts strings in a display payload to Fen's transport bounds; says whether anything was cut. A cut
+ * string ends with Fen's own note of the cut, as the real child writes it (its wording says "tool
+ * output" for every string).
+ */
 export function boundStrings(value: JsonValue, depth = 0): { value: JsonValue; cut: boolean } {
   if (typeof value === 'string') {
     const bounded = utf8Prefix(value, TRANSPORT_BOUNDS.stringBytes);
-    return { value: bounded, cut: bounded.length !== value.length };
+    if (bounded.length === value.length) return { value, cut: false };
+    const note = `[fen: tool output truncated: kept ${Buffer.byteLength(bounded)} sanitized bytes from ${Buffer.byteLength(value)} input bytes]`;
+    return { value: `${bounded}\n\n${note}`, cut: true };
   }
   if (value === null || typeof value !== 'object') return { value, cut: false };
   if (depth >= TRANSPORT_BOUNDS.depth) return { value: null, cut: true };

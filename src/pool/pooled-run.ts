@@ -9,7 +9,7 @@ import { EventFanout } from '../run/event-fanout.js';
 import { sizedBatchesOf } from '../run/supervised-run.js';
 import type { SizedBatches } from '../run/supervised-run.js';
 import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
-import { TextAssembler } from '../run/text-stream.js';
+import { textOf } from '../run/text-stream.js';
 import type {
   Ack,
   ExitRunEvent,
@@ -189,12 +189,8 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
   }
 
   /** The assistant's text as it arrives (see `Run.text()`), over this handle's own event iterator. */
-  async *text(): AsyncGenerator<string, undefined, undefined> {
-    const assembler = new TextAssembler();
-    for await (const event of this) {
-      for (const chunk of assembler.push(event)) yield chunk;
-    }
-    return undefined;
+  text(): AsyncGenerator<string, undefined, undefined> {
+    return textOf(this, this.outcome);
   }
 
   batches(): AsyncIterableIterator<RunEvent[], undefined> {

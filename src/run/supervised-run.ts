@@ -9,7 +9,7 @@ import { ControlRefusedError } from './errors.js';
 import { isEndingControl, runEndedAck } from './ended-ack.js';
 import { EventFanout } from './event-fanout.js';
 import type { SizedBatch } from './event-queue.js';
-import { TextAssembler } from './text-stream.js';
+import { textOf } from './text-stream.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { Answer, ChildExit, FinalVerdict, RunResult, Verdict } from './outcome.js';
@@ -249,12 +249,8 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     return this.#fanout.iterator();
   }
 
-  async *text(): AsyncGenerator<string, undefined, undefined> {
-    const assembler = new TextAssembler();
-    for await (const event of this) {
-      for (const chunk of assembler.push(event)) yield chunk;
-    }
-    return undefined;
+  text(): AsyncGenerator<string, undefined, undefined> {
+    return textOf(this, this.outcome);
   }
 
   batches(): AsyncIterableIterator<RunEvent[], undefined> {

@@ -48,6 +48,11 @@ export interface TurnScript {
   answerChunks?: number;
   answerMs?: number;
   /**
+   * `false`: a streamed answer ends with its deltas, no whole `assistant-text` after them, as the real Fen
+   * child sends a long answer (one delta cut to the transport bounds, Fen's note inside it). Default true.
+   */
+  answerWhole?: boolean;
+  /**
    * Acknowledge steers: each steer injected before the answer is quoted in a sentence appended to the answer
    * (streamed as one more delta when the answer is streamed), so the answer shows the steer reached the agent.
    * Default false: the answer is exactly `answer`.

@@ -7,6 +7,7 @@ import type { OutcomeErrorCode, RejectedEvent } from '../../run/types/index.js';
 import { createSender, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage, WireControlType, WireEvent } from '../../wire/index.js';
 import { readAnswer } from './answer.js';
+import { withoutTransportNote } from './transport-note.js';
 import { toRunEvent } from './to-run-event.js';
 import { FILE_FAILURES, TwoPassReader } from './two-pass-reader.js';
 
@@ -65,7 +66,7 @@ export class FenDriver implements Driver {
             this.#facts(event);
             if (ahead) sink.lineAhead(false);
           },
-          publish: (event, bytes) => sink.event(toRunEvent(event), bytes),
+          publish: (event, bytes) => sink.event(withoutTransportNote(toRunEvent(event)), bytes),
           rejectedFacts: (rejection, ahead) => this.#rejectionFacts(rejection, ahead),
           publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
           eventsDone: () => this.#eventsDone?.(),

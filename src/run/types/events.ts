@@ -30,6 +30,12 @@ export interface DisplayEventFields {
   summary?: string;
   /** The child cut the payload to its transport bounds (`transport-truncated?`). */
   transportTruncated?: boolean;
+  /**
+   * Text and thinking events the child cut: the child's own note of the cut, which Fen writes into the
+   * text itself (`[fen: tool output truncated: kept 4096 sanitized bytes from 102410 input bytes]`).
+   * subvisor takes it out of `delta`/`text`, which then hold only the agent's words, and puts it here.
+   */
+  transportNote?: string;
   /** `run-id` */
   runId?: string;
   agent?: string;

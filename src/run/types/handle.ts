@@ -172,10 +172,14 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    */
   batches(): AsyncIterableIterator<RunEvent[], undefined>;
   /**
-   * The assistant's text as it arrives, in chunks, never doubled and never missing, whichever way the child
-   * sends it (deltas then the whole block, or only the whole block): see `TextAssembler` for the rule. An event
-   * iterator underneath (the first one created gets the retained events); it ends when the run's events end.
-   * The whole final answer is `outcome.finalText`.
+   * The assistant's text as it arrives, in chunks, never doubled, whichever way the child sends it (deltas
+   * then the whole block, or only the whole block): see `TextAssembler` for the rule. An event iterator
+   * underneath (the first one created gets the retained events). After the last event it waits for the
+   * outcome and yields what `outcome.finalText` adds: all of it when no text came, the rest of the last
+   * block when the stream carried only its start (a long answer the child's transport cut, with the cut
+   * flagged on its event: `transportTruncated`, Fen's note in `transportNote`, never in the text). When the
+   * answer does not begin with the last block streamed, nothing is added (it could not be without
+   * doubling): `outcome.finalText` is the answer. It includes every turn's text, not only the answer's.
    */
   text(): AsyncIterableIterator<string, undefined>;
   /** Creates an event iterator (see the class notes for the queue semantics). */

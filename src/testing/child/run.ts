@@ -380,7 +380,9 @@ export class FakeChildRun {
         }
         turn.answer = text;
         turn.outputBytes += Buffer.byteLength(text);
-        this.events.emit('assistant-text', { 'final?': true, 'content-index': 0, text });
+        if (turn.script.answerWhole !== false || (turn.script.answerChunks ?? 0) === 0) {
+          this.events.emit('assistant-text', { 'final?': true, 'content-index': 0, text });
+        }
         this.events.emit('assistant-stream-end', { 'final?': true });
         break;
       }
