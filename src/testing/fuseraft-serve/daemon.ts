@@ -309,7 +309,7 @@ class FakeDaemon implements FakeFuseraftServe {
 
   #interrupt(client: Client): void {
     const task = client.task;
-    if (task === undefined) return;
+    if (task === undefined || this.#misbehaves('ignore-interrupt')) return;
     task.interrupted = true;
     this.#advance(client, task);
   }

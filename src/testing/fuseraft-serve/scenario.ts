@@ -42,7 +42,9 @@ export type ServeMisbehaviour =
   /** Ask one approval of a kind no client knows (`kind: 'launch_rocket'`) before the result. */
   | 'unknown-approval-kind'
   /** Send nothing at all on a new connection (no hello). */
-  | 'silent';
+  | 'silent'
+  /** Read every `interrupt` and do nothing with it: a task that hangs goes on hanging. */
+  | 'ignore-interrupt';
 
 /** A whole scenario. Every field is optional. */
 export interface ServeScenario {

@@ -100,6 +100,8 @@ export class FuseraftRepl extends FuseraftSession {
   }
 
   private endSession(): void {
+    // A repl whose shutdown hangs: it never says session_end and stays until a signal (or SIGKILL) ends it.
+    if (this.scenario.ignoreStdinEnd === true) return this.note('end of stdin ignored');
     this.emit({ type: 'session_end' });
     this.quit(0);
   }

@@ -123,6 +123,8 @@ export interface FuseraftScenario {
   end?: FuseraftBridgeEnd;
   /** Interrupts (lines), SIGINT and SIGTERM do nothing; only SIGKILL ends it (stdin's end still ends an idle repl). */
   ignoreSignals?: boolean;
+  /** Repl: the end of stdin never ends the session (no `session_end`, no exit): a shutdown that hangs. */
+  ignoreStdinEnd?: boolean;
   /** Safety cap: after this long the fake exits 1 whatever it is doing. Default 600000 (10 minutes). */
   maxLifeMs?: number;
 }

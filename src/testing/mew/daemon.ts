@@ -129,7 +129,7 @@ export class FakeMewDaemon {
         break;
       }
       case 'cancel':
-        session.turn?.cancel();
+        if (this.scenario.ignoreCancel !== true) session.turn?.cancel();
         break;
       case 'permission_response':
       case 'ask_user_response': {

@@ -70,6 +70,8 @@ export interface MewDaemonScenario {
   loseReceipt?: { submission: number; status: 'accepted' | 'rejected' | 'unknown'; message?: string };
   /** Messages in `session_history` on attach (default: none for a new session). */
   history?: JsonValue[];
+  /** `cancel` is read and ignored: a running turn goes on (a daemon that hangs). */
+  ignoreCancel?: boolean;
 }
 
 /** The default turn: one text answer. */
