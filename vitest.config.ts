@@ -37,7 +37,7 @@ const SHARED_PROCESS_FILES = [
  */
 const LONGEST_FIRST = [
   // The Redis-lock files (queue, queue-faults) are kept apart from bench-smoke, the heaviest start.
-  'bench-smoke', 'cli-output', 'queue', 'spawn-scale', 'queue-faults', 'cli-batch', 'agent-conformance', 'spawn-teardown',
+  'bench-smoke', 'cli-output', 'queue', 'spawn-scale', 'queue-faults', 'hostile-matrix', 'cli-batch', 'agent-conformance', 'spawn-teardown',
   'cli-queue', 'docs', 'examples', 'fuseraft-scripted', 'fake-child-kit', 'cli-controls', 'spawn-faults', 'wire-properties',
 ].map((name) => `${name}.test.ts`);
 
