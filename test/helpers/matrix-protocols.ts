@@ -281,7 +281,7 @@ export const FUSERAFT_BRIDGE: MatrixProtocol = {
 /* Daemons ---------------------------------------------------------------------------------------- */
 
 /** A TCP server that accepts connections and never answers the WebSocket upgrade. */
-async function mute(): Promise<{ url: string; open: () => number; close: () => Promise<void> }> {
+async function mute(): Promise<FakeDaemon> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -338,29 +338,42 @@ function serveScenario(cell: Cell): ServeScenario {
   }
 }
 
-export const FUSERAFT_SERVE: MatrixProtocol = {
-  name: 'fuseraft-serve',
-  notApplicable: {},
-  async start(cell, stateDir) {
-    void stateDir;
-    const options = { ...COMMON, ...cellOptions(cell), reconnectGraceMs: 0 } satisfies Partial<ConnectOptions>;
-    if (cell === 'never-ready') {
-      const server = await mute();
-      const run = connectRun({ protocol: 'fuseraft-serve', url: server.url, task: 'go', ...options });
-      return { run, openConnections: server.open, cleanup: server.close };
-    }
+/** A daemon the matrix plays: where it listens, the connections it holds, how it is closed. */
+interface FakeDaemon {
+  url: string;
+  open(): number;
+  close(): Promise<void>;
+}
+
+/** A daemon protocol's cells: `never-ready` against a server that never answers the upgrade, the rest against its fake. */
+function daemonProtocol(
+  name: 'fuseraft-serve' | 'mew',
+  fake: (cell: Cell) => Promise<FakeDaemon>,
+  own: Partial<Record<Cell, Expectation>>,
+): MatrixProtocol {
+  return {
+    name,
+    notApplicable: {},
+    async start(cell) {
+      const daemon = cell === 'never-ready' ? await mute() : await fake(cell);
+      const options = { ...COMMON, ...cellOptions(cell), reconnectGraceMs: 0 } satisfies Partial<ConnectOptions>;
+      const run = connectRun({ protocol: name, url: daemon.url, task: 'go', ...options });
+      if (cell === 'cancel' || cell === 'stubborn') cancelsMidTurn(run);
+      return { run, openConnections: () => daemon.open(), cleanup: () => daemon.close() };
+    },
+    expect: (cell) => daemonExpectation(cell, own),
+  };
+}
+
+export const FUSERAFT_SERVE = daemonProtocol(
+  'fuseraft-serve',
+  async (cell) => {
     const daemon = await fakeFuseraftServe(serveScenario(cell));
-    const run = connectRun({ protocol: 'fuseraft-serve', url: daemon.url!, task: 'go', ...options });
-    if (cell === 'cancel' || cell === 'stubborn') cancelsMidTurn(run);
-    return { run, openConnections: () => daemon.connections, cleanup: () => daemon.close() };
+    return { url: daemon.url!, open: () => daemon.connections, close: () => daemon.close() };
   },
-  expect(cell) {
-    return daemonExpectation(cell, {
-      // fuseraft serve reports an approval denied by default as the task's failure.
-      'blocking-request': { status: 'failed', errorCode: 'child-error' },
-    });
-  },
-};
+  // fuseraft serve reports an approval denied by default as the task's failure.
+  { 'blocking-request': { status: 'failed', errorCode: 'child-error' } },
+);
 
 const MEW_HONEST: MewStep[] = [{ thinking: THINKING }, { tool: 'read', progress: TOOL_INPUT }, { text: ANSWER, chunks: 3 }];
 
@@ -386,25 +399,13 @@ function mewScenario(cell: Cell): MewDaemonScenario {
   }
 }
 
-export const MEW: MatrixProtocol = {
-  name: 'mew',
-  notApplicable: {},
-  async start(cell, stateDir) {
-    void stateDir;
-    const options = { ...COMMON, ...cellOptions(cell), reconnectGraceMs: 0 } satisfies Partial<ConnectOptions>;
-    if (cell === 'never-ready') {
-      const server = await mute();
-      const run = connectRun({ protocol: 'mew', url: server.url, task: 'go', ...options });
-      return { run, openConnections: server.open, cleanup: server.close };
-    }
+export const MEW = daemonProtocol(
+  'mew',
+  async (cell) => {
     const daemon = await fakeMewDaemon(mewScenario(cell));
-    const run = connectRun({ protocol: 'mew', url: daemon.url, task: 'go', ...options });
-    if (cell === 'cancel' || cell === 'stubborn') cancelsMidTurn(run);
-    return { run, openConnections: () => daemon.openConnections(), cleanup: () => daemon.close() };
+    return { url: daemon.url, open: () => daemon.openConnections(), close: () => daemon.close() };
   },
-  expect(cell) {
-    return daemonExpectation(cell, {});
-  },
-};
+  {},
+);
 
 export const PROTOCOLS: MatrixProtocol[] = [FEN, HEP, FUSERAFT, FUSERAFT_BRIDGE, FUSERAFT_SERVE, MEW];
