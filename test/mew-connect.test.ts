@@ -63,6 +63,23 @@ describe('connectRun mew: scenarios', () => {
     expect(fake.receivedOf('attach_session')[0]!.message).toEqual({ type: 'attach_session', session_id: sessionId });
   });
 
+  it('reasoning parts (streamed like text by mew) never reach the answer, also for a client that attaches mid-turn', async () => {
+    const fake = await daemon({ turns: [{ steps: [{ thinking: 'Considering the files. Still considering.', chunks: 4, ms: 150 }, { text: 'The answer is 42.' }] }] });
+    const first = run(fake, { task: 'What is the answer?' });
+    const sessionId = await new Promise<string>((resolve) => first.on('event', (event) => event.type === 'ready' && resolve(event.extra?.['session_id'] as string)));
+    await until(first, (event) => event.type === 'assistant-thinking-delta' || event.type === 'assistant-text-delta');
+    // Attached while the reasoning part streams: its part_start and the history's copy of it came before.
+    const second = run(fake, { sessionId, keepAlive: true });
+    const secondEvents: RunEvent[] = [];
+    second.on('event', (event) => void secondEvents.push(event));
+    await until(second, (event) => event.type === 'turn-complete');
+    await second.close();
+    expect(await first.outcome).toMatchObject({ status: 'done', finalText: 'The answer is 42.' });
+    expect(await second.outcome).toMatchObject({ status: 'done', finalText: 'The answer is 42.' });
+    expect(secondEvents.filter((event) => event.type === 'assistant-text-delta').map((event) => (event as { delta: string }).delta)).toEqual(['The answer is 42.']);
+    await allClosed(fake);
+  });
+
   it('PascalCase: a daemon that spells its tags PascalCase is understood; mewTagCase makes the client write them so', async () => {
     const fake = await daemon('pascal-case');
     const outcome = await run(fake, { task: 'hi', mewTagCase: 'PascalCase' }).outcome;

@@ -1,7 +1,7 @@
 // Unit tests of the mew session: handshake, versions, both tag spellings, turns, answer, receipts, controls, the end.
 import { describe, expect, it } from 'vitest';
 import { MEW_FINALIZE_PROMPT, STEER_REFUSAL } from '../src/drivers/mew/mew-session.js';
-import { delta, IDLE, messageEnd, mewSession, PONG, READY, TURN_COMPLETE, TURN_FAILED } from './helpers/mew-recorder.js';
+import { delta, IDLE, messageEnd, mewSession, partStart, PONG, READY, TEXT_START, TURN_COMPLETE, TURN_FAILED } from './helpers/mew-recorder.js';
 
 describe('handshake', () => {
   it('pings and creates a session in cwd, is ready only after pong and session_ready, then submits the task', () => {
@@ -53,8 +53,9 @@ describe('handshake', () => {
     session.opened();
     feed({ type: 'Pong', version: '1', protocol_version: 3 }, { type: 'SessionReady', session_id: 'sess_1' });
     feed({ type: 'PromptReceipt', session_id: 'sess_1', request_id: 'r-1', status: 'Accepted' });
+    feed({ type: 'Provider', event: { type: 'PartStart', part: { type: 'text', id: 'p', text: '' } } });
     feed({ type: 'Provider', event: { type: 'PartDelta', part_id: 'p', field: 'text', delta: 'hi' } }, { type: 'SessionAlert', alert: 'TurnComplete' });
-    expect(rec.events.map((event) => event.type)).toEqual(['ready', 'info', 'turn-started', 'assistant-text-delta', 'info', 'turn-complete']);
+    expect(rec.events.map((event) => event.type)).toEqual(['ready', 'info', 'turn-started', 'info', 'assistant-text-delta', 'info', 'turn-complete']);
     expect(session.answer()).toEqual({ text: 'hi', truncated: false });
   });
 
@@ -80,14 +81,17 @@ describe('handshake', () => {
 });
 
 describe('turns', () => {
-  it('maps a whole turn: text and thinking by part field, tools by call id, usage and cost summed over message_end', () => {
+  it('maps a whole turn: text and thinking by part type, tools by call id, usage and cost summed over message_end', () => {
     const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
     handshake();
     receipt('accepted');
     feed(
-      delta('hmm', 'thinking'),
+      partStart('reasoning', 'r1'),
+      delta('hmm', 'r1'),
+      TEXT_START,
       delta('Hel'),
-      { type: 'provider', event: { type: 'part_delta', part_id: 'p2', field: 'input_json', delta: '{"a"' } },
+      partStart('tool_call', 'p2'),
+      delta('{"a"', 'p2', 'arguments'),
       messageEnd({ input_tokens: 100, output_tokens: 5 }, 0.25, 'tool_use'),
       { type: 'tool_start', call_id: 'c1', name: 'read_file' },
       { type: 'tool_progress', call_id: 'c1', chunk: 'partial' },
@@ -101,7 +105,7 @@ describe('turns', () => {
     );
     const types = rec.events.map((event) => event.type);
     expect(types.slice(2)).toEqual([
-      'turn-started', 'assistant-thinking-delta', 'assistant-text-delta', 'info', 'llm-end', 'tool-call', 'info', 'tool-result', 'info',
+      'turn-started', 'info', 'assistant-thinking-delta', 'info', 'assistant-text-delta', 'info', 'info', 'llm-end', 'tool-call', 'info', 'tool-result', 'info',
       'assistant-text-delta', 'llm-end', 'info', 'info', 'turn-complete', 'info',
     ]);
     expect(rec.events.find((event) => event.type === 'tool-call')).toEqual({ type: 'tool-call', name: 'read_file', id: 'c1' });
@@ -137,7 +141,7 @@ describe('turns', () => {
     expect(rec.events.find((event) => event.type === 'error')).toEqual({ type: 'error', error: 'context window exceeded' });
     expect(session.send({ type: 'prompt', text: 'again' })).toEqual({ ref: 2 });
     receipt('accepted');
-    feed(delta('fine'), TURN_COMPLETE);
+    feed(TEXT_START, delta('fine'), TURN_COMPLETE);
     session.send({ type: 'close' }).then!();
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'fine' } });
@@ -181,6 +185,61 @@ describe('turns', () => {
     feed(TURN_COMPLETE);
     expect(session.state).toBe('ready');
     expect(rec.facts_('turnCompleted')).toHaveLength(1);
+  });
+});
+
+describe('parts: what is the answer', () => {
+  const deltas = (events: ReadonlyArray<{ type: string }>, type: string) => events.filter((event) => event.type === type).map((event) => (event as Record<string, unknown>)['delta']);
+
+  it('a delta is classified by the type of the part it names: text is the answer, reasoning is thinking, a tool call neither', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    // mew's providers: reasoning and text deltas both have field "text"; only part_start says which part is which.
+    feed(partStart('reasoning', 'r1'), delta('Considering the files.', 'r1'), partStart('tool_call', 'c1'), delta('{"path":"a"}', 'c1', 'arguments'));
+    feed(partStart('text', 't1'), delta('The answer', 't1'), delta(' is 42.', 't1'), TURN_COMPLETE);
+    expect(session.answer()).toEqual({ text: 'The answer is 42.', truncated: false });
+    expect(deltas(rec.events, 'assistant-thinking-delta')).toEqual(['Considering the files.']);
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['The answer', ' is 42.']);
+    session.send({ type: 'close' }).then!();
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'The answer is 42.' } });
+  });
+
+  it('a delta of a part this run never saw start is surfaced as info, never as the answer', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(TEXT_START, delta('kept', 'p1'), delta('stray', 'unseen-part'), TURN_COMPLETE);
+    expect(session.answer()?.text).toBe('kept');
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'provider.part_delta', summary: expect.stringMatching(/part_start this client did not see/) }));
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['kept']);
+  });
+
+  it('PascalCase daemons: PartStart / PartDelta tags (and a PascalCase part type) are read the same way', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    const pascal = (message: { event: Record<string, unknown> }, tag: string) => ({ type: 'Provider', event: { ...message.event, type: tag } });
+    const reasoning = partStart('reasoning', 'r1');
+    feed(pascal(reasoning, 'PartStart'), pascal(delta('Thinking hard.', 'r1'), 'PartDelta'));
+    feed({ type: 'Provider', event: { type: 'PartStart', part: { ...partStart('text', 't1').event.part, type: 'Text' } } }, pascal(delta('Pascal answer.', 't1'), 'PartDelta'));
+    feed({ type: 'SessionAlert', kind: 'TurnComplete' });
+    expect(session.answer()?.text).toBe('Pascal answer.');
+    expect(deltas(rec.events, 'assistant-thinking-delta')).toEqual(['Thinking hard.']);
+  });
+
+  it('after attach_session mid-turn: neither session_history nor the deltas of a part started before the attach are the answer', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'sess_1' });
+    session.opened();
+    const history = [
+      { id: 'm0', session_id: 'sess_1', role: 'user', parts: [{ type: 'text', id: 'u1', message_id: 'm0', session_id: 'sess_1', text: 'What is the answer?' }], time: { created: 1 } },
+      { id: 'msg_1', session_id: 'sess_1', role: 'assistant', parts: [{ type: 'reasoning', id: 'r1', message_id: 'msg_1', session_id: 'sess_1', text: 'Considering the files.' }], time: { created: 2 } },
+    ];
+    feed(PONG, READY, { type: 'session_history', messages: history });
+    // Another client's turn goes on: the reasoning part it started before this client attached, then a new text part.
+    feed(delta(' Still considering.', 'r1'), partStart('text', 't1'), delta('The answer is 42.', 't1'), TURN_COMPLETE);
+    expect(session.answer()).toEqual({ text: 'The answer is 42.', truncated: false });
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['The answer is 42.']);
   });
 });
 
@@ -241,7 +300,7 @@ describe('controls', () => {
     expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'aborted', undefined]);
     expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: MEW_FINALIZE_PROMPT });
     receipt('accepted');
-    feed(delta('summary'), TURN_COMPLETE);
+    feed(TEXT_START, delta('summary'), TURN_COMPLETE);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'summary' } });
   });
@@ -251,7 +310,7 @@ describe('controls', () => {
     handshake();
     expect(session.send({ type: 'finalize', note: 'wrap up' })).toEqual({ ref: 1, status: 'accepted' });
     expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'wrap up', attachments: [] }]);
-    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, delta('final words'), TURN_COMPLETE);
+    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, TEXT_START, delta('final words'), TURN_COMPLETE);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'final words' } });
   });

@@ -75,6 +75,7 @@ const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
 
 /** The fields of a `provider` message's `event` the driver reads, per event tag. */
 const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
+  part_start: { part: opt('object') },
   part_delta: { field: opt('string'), delta: req('string'), part_id: opt('string') },
   message_end: { finish: opt('string'), usage: opt('object'), cost: opt('number') },
   retry_wait: { attempt: opt('integer'), delay_ms: opt('number') },

@@ -2,6 +2,7 @@
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { encodeMessage, readMessage } from '../../drivers/mew/messages.js';
 import type { MewMessage } from '../../drivers/mew/messages.js';
+import { AssistantMessage, userMessage } from './parts.js';
 import { runTurn } from './turn-runner.js';
 import type { TurnContext } from './turn-runner.js';
 import { turnOf } from './scenario.js';
@@ -152,7 +153,8 @@ export class FakeMewDaemon {
     if (message.type === 'attach_session') {
       session = this.#sessions.get(String(message['session_id']));
       if (session === undefined) {
-        send({ type: 'error', message: `no session ${String(message['session_id'])}` });
+        // mew-daemon's handle_connection: AttachError::NotFound -> Error { message: "session not found" }.
+        send({ type: 'error', message: 'session not found' });
         return undefined;
       }
     } else {
@@ -185,9 +187,11 @@ export class FakeMewDaemon {
     if (turn.rejected !== undefined) return receipt(remember(session, requestId, { status: 'rejected', message: turn.rejected }));
     session.accepted++;
     receipt(remember(session, requestId, { status: 'accepted' }));
-    session.history.push({ role: 'user', content: String(message['text']) });
+    session.history.push(userMessage(session.id, String(message['text'])));
     const context: TurnContext = {
       broadcast: (out) => this.#broadcast(session, out),
+      assistant: new AssistantMessage((out) => this.#broadcast(session, out), session.id, session.history),
+      sessionId: session.id,
       raw: (text) => {
         for (const client of session.clients) this.#links.get(client)?.connection.send(text);
       },
@@ -205,7 +209,7 @@ export class FakeMewDaemon {
   }
 
   #broadcast(session: Session, message: MewMessage): void {
-    for (const client of session.clients) this.#links.get(client)?.send({ session_id: session.id, ...message });
+    for (const client of session.clients) this.#links.get(client)?.send(message);
   }
 }
 

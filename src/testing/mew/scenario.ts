@@ -3,11 +3,18 @@ import type { JsonObject, JsonValue } from '../../wire/index.js';
 
 /** One step of a turn. */
 export type MewStep =
-  /** `provider part_delta` events of the text field: `text` cut into `chunks` (default 1), `ms` apart (default 0). */
+  /**
+   * A text part, streamed as mew's providers stream one: `provider part_start {part: {type: "text", id,
+   * message_id, session_id, text: ""}}`, `part_delta {part_id, field: "text", delta}` with `text` cut into
+   * `chunks` (default 1), `ms` apart (default 0), then `part_end`.
+   */
   | { text: string; chunks?: number; ms?: number }
-  /** `provider part_delta` events of the thinking field. */
-  | { thinking: string }
-  /** `tool_start {call_id, name}`, `tool_progress` with `progress` when given, then `tool_end {call_id, success}` (default true). */
+  /** A reasoning part, streamed exactly like a text part (its deltas' field is `text` too): only `part.type` says `reasoning`. */
+  | { thinking: string; chunks?: number; ms?: number }
+  /**
+   * The model's tool call (a `tool_call` part whose input streams as the field `arguments`), then
+   * `tool_start {call_id, name}`, `tool_progress` with `progress` when given, `tool_end {call_id, success}` (default true).
+   */
   | { tool: string; progress?: string; success?: boolean; ms?: number }
   /**
    * A `permission_request {request_id, tool_name, input}`, waiting for a `permission_response` from any
@@ -68,7 +75,7 @@ export interface MewDaemonScenario {
    * `accepted` (its turn ran while the client was away).
    */
   loseReceipt?: { submission: number; status: 'accepted' | 'rejected' | 'unknown'; message?: string };
-  /** Messages in `session_history` on attach (default: none for a new session). */
+  /** Messages in `session_history` on attach, before the session's own (default: none). The fake keeps each prompt and each turn's parts there as `mew_message::Message`s. */
   history?: JsonValue[];
 }
 

@@ -1,12 +1,16 @@
 // Runs one scripted turn of the fake mew daemon: its steps as mew messages, its end, and a cancel that stops it.
 import type { JsonObject } from '../../wire/index.js';
 import type { MewMessage } from '../../drivers/mew/messages.js';
+import type { AssistantMessage } from './parts.js';
 import type { MewStep, MewTurn } from './scenario.js';
 
 /** What a turn can do to the session's clients. */
 export interface TurnContext {
   /** Sends a message to every client of the session. */
   broadcast(message: MewMessage): void;
+  /** The turn's assistant message: its parts are streamed to every client and kept in the session's history. */
+  assistant: AssistantMessage;
+  sessionId: string;
   /** Sends exactly this text to every client. */
   raw(text: string): void;
   /** Cuts every client's connection. */
@@ -74,7 +78,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
       end(context, turn, 'turn_complete');
     } catch (error) {
       if (!(error instanceof Cancelled)) throw error;
-      end(context, turn, 'turn_failed', 'cancelled');
+      end(context, turn, 'turn_failed');
     }
   })();
   return { cancel, done };
@@ -89,25 +93,30 @@ interface TurnState {
   answer(requestId: string): Promise<JsonObject>;
 }
 
-function end(context: TurnContext, turn: MewTurn, alert: 'turn_complete' | 'turn_failed', message?: string): void {
+/** The turn's end as mew's `run_turn` announces it: the session goes idle, then the alert (`kind`). */
+function end(context: TurnContext, turn: MewTurn, kind: 'turn_complete' | 'turn_failed'): void {
   const how = turn.end ?? 'both';
-  if (how !== 'alert') context.broadcast({ type: 'session_activity_changed', activity: 'idle', idle: true });
-  if (how !== 'idle') context.broadcast({ type: 'session_alert', alert, ...(message === undefined ? {} : { message }) });
+  if (how !== 'alert') context.broadcast({ type: 'session_activity_changed', session_id: context.sessionId, activity: 'idle' });
+  if (how !== 'idle') context.broadcast({ type: 'session_alert', session_id: context.sessionId, title: 'fake session', kind });
 }
 
-const delta = (field: string, text: string): MewMessage => ({ type: 'provider', event: { type: 'part_delta', part_id: `${field}-part`, field, delta: text } });
+/** Streams one text or reasoning part: `part_start`, `text` in `chunks` deltas `ms` apart, `part_end`. */
+async function streamPart(type: 'text' | 'reasoning', text: string, chunks: number | undefined, ms: number | undefined, context: TurnContext, state: TurnState): Promise<void> {
+  const part = context.assistant.start(type);
+  const size = Math.max(1, Math.ceil(text.length / Math.max(1, chunks ?? 1)));
+  for (let i = 0; i < text.length; i += size) {
+    if (i > 0 && (ms ?? 0) > 0) await state.sleep(ms!);
+    context.assistant.delta(part, text.slice(i, i + size));
+  }
+  context.assistant.end(part);
+}
 
 async function runStep(step: MewStep, context: TurnContext, state: TurnState): Promise<void> {
   if ('text' in step) {
-    const chunks = Math.max(1, step.chunks ?? 1);
-    const size = Math.ceil(step.text.length / chunks);
-    for (let i = 0; i < step.text.length; i += size) {
-      if (i > 0 && (step.ms ?? 0) > 0) await state.sleep(step.ms!);
-      context.broadcast(delta('text', step.text.slice(i, i + size)));
-    }
+    await streamPart('text', step.text, step.chunks, step.ms, context, state);
     state.text += step.text;
   } else if ('thinking' in step) {
-    context.broadcast(delta('thinking', step.thinking));
+    await streamPart('reasoning', step.thinking, step.chunks, step.ms, context, state);
   } else if ('tool' in step) {
     await tool(step.tool, step.success ?? true, context, state, step.progress, step.ms);
   } else if ('permission' in step) {
@@ -130,7 +139,7 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
     const response = await state.answer(requestId);
     const answers = Array.isArray(response['answers']) ? response['answers'].join(', ') : '';
     const text = response['cancelled'] === true ? '(no answer)' : answers;
-    context.broadcast(delta('text', text));
+    await streamPart('text', text, 1, 0, context, state);
     state.text += text;
   } else if ('subagent' in step) {
     const call = `call_${state.n}_${++state.calls}`;
@@ -155,6 +164,10 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
 
 async function tool(name: string, success: boolean, context: TurnContext, state: TurnState, progress?: string, ms?: number): Promise<void> {
   const call = `call_${state.n}_${++state.calls}`;
+  // The model's tool call is a part too (its input streams as `arguments`), then mew runs the tool.
+  const part = context.assistant.start('tool_call', { tool_name: name, call_id: call, state: { status: 'pending', input: {}, time: { start: Date.now() } } });
+  context.assistant.delta(part, '{}', 'arguments');
+  context.assistant.end(part);
   context.broadcast({ type: 'tool_start', call_id: call, name });
   if (progress !== undefined) context.broadcast({ type: 'tool_progress', call_id: call, chunk: progress });
   if (ms !== undefined) await state.sleep(ms);
