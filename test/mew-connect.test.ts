@@ -111,7 +111,7 @@ describe('connectRun mew: scenarios', () => {
     const allowed = await daemon('permission');
     const seen: unknown[] = [];
     await run(allowed, { task: 't', approve: (request) => (seen.push(request), true) }).outcome;
-    expect(allowed.receivedOf('permission_response')[0]!.message['decision']).toBe('allow');
+    expect(allowed.receivedOf('permission_response')[0]!.message['decision']).toBe('allow_once');
     expect(seen[0]).toMatchObject({ protocol: 'mew', kind: 'tool_permission', known: true, toolName: 'bash', input: { command: 'ls' } });
     const other = await daemon('resolved-by-other');
     const outcome = await run(other, { task: 't', approve: () => new Promise<boolean>(() => undefined) }).outcome;

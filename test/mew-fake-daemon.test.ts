@@ -34,7 +34,7 @@ describe('the session against the fake daemon', () => {
     await until(() => rec.facts_('turnCompleted').length === 1);
     expect(session.answer()?.text).toBe('ok');
     expect(received(daemon)).toContain('SubmitPrompt');
-    expect(daemon.received.find((entry) => entry.message['type'] === 'PermissionResponse')!.message['decision']).toBe('Allow');
+    expect(daemon.received.find((entry) => entry.message['type'] === 'PermissionResponse')!.message['decision']).toBe('allow_once');
   });
 
   it('denies a permission by default, and a request resolved by another client gets no response', async () => {

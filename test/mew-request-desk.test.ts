@@ -1,15 +1,15 @@
 // Unit tests of mew's request desk (permissions, questions, request_resolved) and of the message codec.
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, readMessage, snakeTag, spellTag } from '../src/drivers/mew/messages.js';
+import { encodeMessage, readMessage, snakeTag } from '../src/drivers/mew/messages.js';
 import type { MewMessage } from '../src/drivers/mew/messages.js';
 import { RequestDesk } from '../src/drivers/mew/request-desk.js';
 import type { RequestDeskHandlers } from '../src/drivers/mew/request-desk.js';
 import type { RunEventDraftOf } from '../src/run/types/index.js';
 
-function desk(handlers: RequestDeskHandlers = {}, wireCase: 'snake_case' | 'PascalCase' = 'snake_case') {
+function desk(handlers: RequestDeskHandlers = {}) {
   const sent: MewMessage[] = [];
   const events: RunEventDraftOf<'info'>[] = [];
-  const made = new RequestDesk(handlers, { respond: (m) => void sent.push(m), report: (d) => void events.push(d), decision: (v) => spellTag(v, wireCase) });
+  const made = new RequestDesk(handlers, { respond: (m) => void sent.push(m), report: (d) => void events.push(d) });
   return { desk: made, sent, events, infos: () => events.filter((e) => e['nativeType'] === 'permission_response' || e['nativeType'] === 'ask_user_response') };
 }
 
@@ -26,17 +26,17 @@ describe('permissions', () => {
     expect(sent).toEqual([{ type: 'permission_response', request_id: 'a', decision: 'deny' }]);
   });
 
-  it('asks approve one request at a time, in order, with the tool and its input; PascalCase decisions on request', async () => {
+  it('asks approve one request at a time, in order, with the tool and its input; decisions are mew\'s allow_once / deny', async () => {
     const seen: unknown[] = [];
-    const { desk: d, sent } = desk({ approve: async (request) => (seen.push(request), request.known && request.kind === 'tool_permission' && request.toolName === 'bash') }, 'PascalCase');
+    const { desk: d, sent } = desk({ approve: async (request) => (seen.push(request), request.known && request.kind === 'tool_permission' && request.toolName === 'bash') });
     d.permissionRequested(permission('a'));
     d.permissionRequested(permission('b', { tool_name: 'rm' }));
     expect(seen).toHaveLength(1);
     await tick();
     expect(seen[0]).toEqual({ protocol: 'mew', kind: 'tool_permission', known: true, requestId: 'a', toolName: 'bash', input: { command: 'ls' }, fields: { request_id: 'a', tool_name: 'bash', input: { command: 'ls' } } });
     expect(sent).toEqual([
-      { type: 'permission_response', request_id: 'a', decision: 'Allow' },
-      { type: 'permission_response', request_id: 'b', decision: 'Deny' },
+      { type: 'permission_response', request_id: 'a', decision: 'allow_once' },
+      { type: 'permission_response', request_id: 'b', decision: 'deny' },
     ]);
   });
 
@@ -48,7 +48,7 @@ describe('permissions', () => {
     const c = desk({ approve: () => { throw new Error('boom'); } });
     c.desk.permissionRequested(permission('x'));
     await tick();
-    expect([a, b, c].map((x) => x.sent[0]!['decision'])).toEqual(['deny', 'allow', 'deny']);
+    expect([a, b, c].map((x) => x.sent[0]!['decision'])).toEqual(['deny', 'allow_once', 'deny']);
     expect(c.infos()[0]).toMatchObject({ decidedBy: 'callback-error', callbackError: 'boom' });
   });
 

@@ -72,7 +72,6 @@ export function mewSession(options: Partial<MewSessionOptions> = {}) {
   const session = new MewSession(rec.io, rec.facts, {
     requestIdPrefix: 'r',
     maxAnswerChars: 1_000_000,
-    wireCase: 'snake_case',
     ...options,
   });
   /** Feeds decoded messages, as the transport hands them over (a copy: the session may not keep the caller's object). */

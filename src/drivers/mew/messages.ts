@@ -151,7 +151,7 @@ export function encodeMessage(message: MewMessage, wireCase: MewWireCase): strin
   return JSON.stringify({ ...message, type: spellTag(message.type, wireCase) });
 }
 
-/** A snake_case enum value (a permission decision) spelled as `wireCase` asks. */
+/** A snake_case tag spelled as `wireCase` asks. */
 export function spellTag(tag: string, wireCase: MewWireCase): string {
   if (wireCase === 'snake_case') return tag;
   return tag

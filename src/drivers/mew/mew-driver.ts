@@ -53,7 +53,6 @@ class MewDriver implements Driver {
       answerQuestion: options.answerQuestion,
       requestIdPrefix: `subvisor-${options.runId}`,
       maxAnswerChars: options.maxFinalTextBytes,
-      wireCase: this.#wireCase,
     });
   }
 

@@ -7,7 +7,7 @@ import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
 import { NOTICES } from './event-map.js';
 import { Handshake } from './handshake.js';
-import { checkMessage, spellTag, stringField } from './messages.js';
+import { checkMessage, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 import { RequestDesk } from './request-desk.js';
 import { SessionRecord } from './session-record.js';
@@ -67,7 +67,6 @@ export class MewSession {
       {
         respond: (message) => void io.send(message),
         report: (draft) => facts.event(draft),
-        decision: (value) => spellTag(value, options.wireCase),
       },
     );
     this.#handshake = new Handshake(

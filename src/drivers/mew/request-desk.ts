@@ -21,9 +21,15 @@ export interface RequestDeskOutput {
   respond(message: MewMessage): void;
   /** Publishes an event. */
   report(draft: RunEventDraftOf<'info'>): void;
-  /** A permission decision (`allow` / `deny`) spelled for the wire. */
-  decision(value: 'allow' | 'deny'): string;
 }
+
+/**
+ * mew-protocol's `PermissionDecision` is `allow_once | allow_session | deny`, `rename_all = "snake_case"`
+ * in every build (also those whose message tags are PascalCase): any other value fails mew's decoding of
+ * the whole `permission_response`, and the request stays pending. subvisor allows once.
+ */
+const ALLOW = 'allow_once';
+const DENY = 'deny';
 
 type Item =
   | { kind: 'permission'; requestId: string; request: ApprovalRequest; settled: boolean }
@@ -161,7 +167,7 @@ export class RequestDesk {
     if (item.settled) return;
     this.#settle(item);
     if (item.kind === 'permission') {
-      const decision = this.#out.decision(value === true ? 'allow' : 'deny');
+      const decision = value === true ? ALLOW : DENY;
       this.#out.respond({ type: 'permission_response', request_id: item.requestId, decision });
     } else {
       const answers = Array.isArray(value) ? value : [];

@@ -4,7 +4,7 @@ import type { Delivery } from '../../run/types/index.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
 import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
-import type { MessageRejection, MewMessage, MewWireCase } from './messages.js';
+import type { MessageRejection, MewMessage } from './messages.js';
 
 /** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
 export interface MewIo {
@@ -71,6 +71,4 @@ export interface MewSessionOptions {
   requestIdPrefix: string;
   /** Longest answer kept, in characters. */
   maxAnswerChars: number;
-  /** How enum values the session writes (permission decisions) are spelled. */
-  wireCase: MewWireCase;
 }

@@ -134,6 +134,11 @@ export class FakeMewDaemon {
         break;
       case 'permission_response':
       case 'ask_user_response': {
+        // mew decodes PermissionDecision (snake_case in every build): any other value fails the whole message.
+        if (message.type === 'permission_response' && !PERMISSION_DECISIONS.includes(message['decision'] as string)) {
+          send({ type: 'error', message: `invalid message: unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}` });
+          break;
+        }
         const requestId = String(message['request_id']);
         const resolve = session.waiting.get(requestId);
         if (resolve === undefined) break;
@@ -212,6 +217,9 @@ export class FakeMewDaemon {
     for (const client of session.clients) this.#links.get(client)?.send(message);
   }
 }
+
+/** mew-protocol's `PermissionDecision`, `#[serde(rename_all = "snake_case")]`. */
+const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'];
 
 function remember(session: Session, requestId: string, receipt: Receipt): Receipt {
   session.receipts.set(requestId, receipt);

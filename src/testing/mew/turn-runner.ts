@@ -130,7 +130,7 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
       allowed = true;
     } else {
       const response = await state.answer(requestId);
-      allowed = String(response['decision']).toLowerCase() === 'allow';
+      allowed = response['decision'] === 'allow_once' || response['decision'] === 'allow_session';
     }
     await tool(step.permission, allowed, context, state);
   } else if ('ask' in step) {
