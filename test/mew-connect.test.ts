@@ -119,6 +119,33 @@ describe('connectRun mew: scenarios', () => {
     expect(other.receivedOf('permission_response')).toEqual([]);
   });
 
+  it('a daemon whose request ids are integers (u64) gets its answers with the same numbers; the run ends as it should', async () => {
+    const steps = [{ permission: 'bash', input: { command: 'ls' } }, { ask: ['Which file?'] }, { text: ' and done' }];
+    const fake = await daemon({ requestIds: 'integer', turns: [{ steps }] });
+    const seen: unknown[] = [];
+    const handle = run(fake, { task: 't', timeoutMs: 5000, approve: (request) => (seen.push(request), true), answerQuestion: () => 'src/index.ts' });
+    expect(await handle.outcome).toMatchObject({ status: 'done', finalText: 'src/index.ts and done' });
+    expect(seen[0]).toMatchObject({ kind: 'tool_permission', known: true, requestId: '1', toolName: 'bash' });
+    expect(fake.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'permission_response', request_id: 1, decision: 'allow_once' }]);
+    expect(fake.receivedOf('ask_user_response').map((entry) => entry.message)).toEqual([{ type: 'ask_user_response', request_id: 2, answers: ['src/index.ts'], cancelled: false }]);
+    const denied = await daemon({ requestIds: 'integer', turns: [{ steps }] });
+    expect(await run(denied, { task: 't', timeoutMs: 5000 }).outcome).toMatchObject({ status: 'done', finalText: '(no answer) and done' });
+    expect(denied.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'permission_response', request_id: 1, decision: 'deny' }]);
+  });
+
+  it('a request id past 2^53 (JSON.parse rounds it) is never answered with another id: the run fails request-unanswered', async () => {
+    const unsafe = '{"type":"permission_request","request_id":18446744073709551615,"tool_name":"bash","input":{}}';
+    const fake = await daemon({ requestIds: 'integer', turns: [{ steps: [{ raw: unsafe }, { pause: 10_000 }, { text: 'never' }] }] });
+    const handle = run(fake, { task: 't', timeoutMs: 5000, requestTimeoutMs: 300, approve: () => true });
+    const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'request-unanswered' });
+    expect(outcome.error).toMatch(/permission_request/);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_request', summary: expect.stringMatching(/cannot be answered/) }));
+    expect(fake.receivedOf('permission_response')).toEqual([]);
+    expect(fake.receivedOf('cancel')).toHaveLength(1);
+    await allClosed(fake);
+  });
+
   it('ask_user_request is answered cancelled without answerQuestion, and with its answers when given', async () => {
     const plain = await daemon('ask');
     expect(await run(plain, { task: 't' }).outcome).toMatchObject({ finalText: '(no answer)' });

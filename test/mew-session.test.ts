@@ -243,6 +243,48 @@ describe('parts: what is the answer', () => {
   });
 });
 
+describe('request ids', () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it('a numeric request_id (older builds: u64) is answered with the number as it came: permissions, questions, request_resolved', async () => {
+    const seen: unknown[] = [];
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: (request) => (seen.push(request), true), answerQuestion: () => 'src/a.ts' });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'permission_request', request_id: 7, tool_name: 'bash', input: { command: 'ls' } });
+    feed({ type: 'ask_user_request', request_id: 8, call_id: 'c2', questions: [{ prompt: 'Which file?', options: [] }] });
+    await tick();
+    expect(seen[0]).toMatchObject({ kind: 'tool_permission', known: true, requestId: '7', toolName: 'bash' });
+    expect(rec.sentOf('permission_response')).toEqual([{ type: 'permission_response', request_id: 7, decision: 'allow_once' }]);
+    expect(rec.sentOf('ask_user_response')).toEqual([{ type: 'ask_user_response', request_id: 8, answers: ['src/a.ts'], cancelled: false }]);
+    expect(rec.rejections).toEqual([]);
+  });
+
+  it('request_resolved with a numeric id dismisses the request this client had not answered', async () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: () => new Promise<boolean>(() => undefined) });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'permission_request', request_id: 41, tool_name: 'bash', input: {} }, { type: 'request_resolved', request_id: 41 });
+    await tick();
+    expect(rec.sentOf('permission_response')).toEqual([]);
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_response', decidedBy: 'another-client' }));
+  });
+
+  it('an integer past 2^53 cannot be echoed exactly: never answered (no other id), surfaced, reported blocked until mew resolves it', async () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: () => true });
+    handshake();
+    receipt('accepted');
+    // JSON.parse('18446744073709551615') is 18446744073709552000: answering it would name another request.
+    feed({ type: 'permission_request', request_id: 18446744073709551615, tool_name: 'bash', input: {} });
+    await tick();
+    expect(rec.sentOf('permission_response')).toEqual([]);
+    expect(rec.facts_('blocked')).toEqual([['blocked', '18446744073709552000', expect.stringMatching(/permission_request/)]]);
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_request', summary: expect.stringMatching(/cannot be answered/) }));
+    feed({ type: 'request_resolved', request_id: 18446744073709551615 });
+    expect(rec.facts_('unblocked')).toEqual([['unblocked', '18446744073709552000']]);
+  });
+});
+
 describe('controls', () => {
   it('steer mid-turn is rejected (mew has none); from ready it starts a turn like a prompt', () => {
     const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });

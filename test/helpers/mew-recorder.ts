@@ -56,6 +56,8 @@ export function mewRecorder(): MewRecorder {
       result: (report) => void log.push(['result', report]),
       exit: (end) => void log.push(['exit', end]),
       fatal: (code, error) => void log.push(['fatal', code, error]),
+      blocked: (id, what) => void log.push(['blocked', id, what]),
+      unblocked: (id) => void log.push(['unblocked', id]),
     },
     sentOf: (type) => sent.filter((message) => message.type === type),
     facts_: (name) => log.filter((entry) => entry[0] === name),

@@ -54,7 +54,7 @@ export interface RouteApproval extends ApprovalBase {
 export interface ToolPermissionApproval extends ApprovalBase {
   kind: 'tool_permission';
   known: true;
-  /** mew's `request_id`: the response names it. */
+  /** mew's `request_id` (an integer id of an older build in decimal): the response names it as mew sent it. */
   requestId: string;
   toolName: string;
   /** The tool's input as mew sent it (untrusted); null when absent. */

@@ -62,9 +62,9 @@ const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
   tool_start: { call_id: req('string'), name: opt('string'), tool_name: opt('string') },
   tool_progress: { call_id: req('string'), chunk: opt('string') },
   tool_end: { call_id: req('string'), success: opt('boolean') },
-  permission_request: { request_id: req('string'), tool_name: opt('string') },
-  ask_user_request: { request_id: req('string'), call_id: opt('string'), questions: opt('array') },
-  request_resolved: { request_id: req('string') },
+  // A request's request_id (a string, or an integer in older builds) is read by requests.ts.
+  permission_request: { tool_name: opt('string') },
+  ask_user_request: { call_id: opt('string'), questions: opt('array') },
   error: { message: opt('string') },
   error_event: { message: opt('string') },
   pong: { version: opt('string') },

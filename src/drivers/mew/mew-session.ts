@@ -67,6 +67,8 @@ export class MewSession {
       {
         respond: (message) => void io.send(message),
         report: (draft) => facts.event(draft),
+        blocked: (key, what) => facts.blocked(key, what),
+        unblocked: (key) => facts.unblocked(key),
       },
     );
     this.#handshake = new Handshake(
@@ -160,17 +162,12 @@ export class MewSession {
       return;
     }
     if (TURN_MESSAGES.has(message.type)) return this.#onTurnMessage(message);
+    if (this.#desk.take(message)) return;
     switch (message.type) {
       case 'session_history':
         return this.#facts.event({ type: 'info', nativeType: 'session_history', summary: `session history: ${historyLength(message)} message(s), not replayed`, messageCount: historyLength(message) });
       case 'prompt_receipt':
         return this.#onReceipt(message);
-      case 'permission_request':
-        return this.#desk.permissionRequested(message);
-      case 'ask_user_request':
-        return this.#desk.questionsAsked(message);
-      case 'request_resolved':
-        return this.#desk.resolved(message);
       case 'session_alert':
         return this.#onAlert(message);
       case 'session_activity_changed':
@@ -282,6 +279,7 @@ export class MewSession {
   #endTurn(end: 'completed' | 'failed', error?: string, byIdle = false): void {
     const how = this.#finalize === 'interrupting' ? 'cancelled' : end;
     this.#record.turnEnded(how, this.#stream.end(how, error), error, byIdle);
+    this.#desk.turnEnded();
     this.#afterTurn();
   }
 

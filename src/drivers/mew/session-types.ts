@@ -38,6 +38,10 @@ export interface MewFacts {
   exit(end: ChildEnd): void;
   /** A failure the run cannot survive; the session then detaches. */
   fatal(code: MewFailure, error: string): void;
+  /** mew waits on a request subvisor cannot answer (the run core bounds the wait by `requestTimeoutMs`). */
+  blocked(id: string, what: string): void;
+  /** That request was settled, or its turn ended. */
+  unblocked(id: string): void;
 }
 
 /** A control as the run core hands it to the session. */

@@ -36,7 +36,7 @@ interface Session {
   accepted: number;
   /** The turn running now, if any: cancel() stops it. */
   turn: { cancel(): void } | undefined;
-  /** Requests waiting for any client's answer, by request id. */
+  /** Requests waiting for any client's answer, by request id (JSON text: a string id and a numeric one differ). */
   waiting: Map<string, (answer: JsonObject) => void>;
   history: JsonValue[];
 }
@@ -64,6 +64,7 @@ export class FakeMewDaemon {
   #connections = 0;
   #nextSession = 0;
   #pongs = 0;
+  #requests = 0;
 
   constructor(scenario: MewDaemonScenario) {
     this.scenario = scenario;
@@ -139,11 +140,18 @@ export class FakeMewDaemon {
           send({ type: 'error', message: `invalid message: unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}` });
           break;
         }
-        const requestId = String(message['request_id']);
-        const resolve = session.waiting.get(requestId);
+        // mew decodes request_id as its build types it (u64, or a string): the other kind fails the message.
+        const requestId = message['request_id'];
+        const integers = this.scenario.requestIds === 'integer';
+        if (integers ? !Number.isSafeInteger(requestId) : typeof requestId !== 'string') {
+          send({ type: 'error', message: `invalid message: invalid type: ${JSON.stringify(requestId)}, expected ${integers ? 'u64' : 'a string'}` });
+          break;
+        }
+        const key = JSON.stringify(requestId);
+        const resolve = session.waiting.get(key);
         if (resolve === undefined) break;
-        session.waiting.delete(requestId);
-        this.#broadcast(session, { type: 'request_resolved', request_id: requestId });
+        session.waiting.delete(key);
+        this.#broadcast(session, { type: 'request_resolved', request_id: requestId! });
         resolve(message);
         break;
       }
@@ -203,8 +211,9 @@ export class FakeMewDaemon {
       drop: () => {
         for (const client of [...session.clients]) this.#links.get(client)?.connection.drop();
       },
-      wait: (requestId, resolve) => session.waiting.set(requestId, resolve),
-      unwait: (requestId) => session.waiting.delete(requestId),
+      requestId: (label) => (this.scenario.requestIds === 'integer' ? ++this.#requests : label),
+      wait: (requestId, resolve) => session.waiting.set(JSON.stringify(requestId), resolve),
+      unwait: (requestId) => session.waiting.delete(JSON.stringify(requestId)),
     };
     const running = runTurn(turn, context, session.accepted);
     session.turn = running;

@@ -67,6 +67,12 @@ export interface MewDaemonScenario {
   version?: string;
   /** How the daemon spells its tags: mew's own `snake_case` (default) or the seed example's `PascalCase`. */
   wireCase?: 'snake_case' | 'PascalCase';
+  /**
+   * How request ids are typed: `string` (default, the newer builds) or `integer` (the older builds'
+   * `request_id: u64`, counted from 1). A response whose id is of the other kind is refused with
+   * `error {message}` and the request stays pending, as mew's decoding refuses it.
+   */
+  requestIds?: 'string' | 'integer';
   /** Answers this many pings, then none (the connection stays open): a hung daemon. Default: every ping. */
   pongs?: number;
   /**

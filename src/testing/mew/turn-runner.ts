@@ -15,9 +15,11 @@ export interface TurnContext {
   raw(text: string): void;
   /** Cuts every client's connection. */
   drop(): void;
+  /** A fresh request id: `label` in a build with string ids, the next integer in one with u64 ids. */
+  requestId(label: string): string | number;
   /** Waits for any client's answer to `requestId`. */
-  wait(requestId: string, resolve: (answer: JsonObject) => void): void;
-  unwait(requestId: string): void;
+  wait(requestId: string | number, resolve: (answer: JsonObject) => void): void;
+  unwait(requestId: string | number): void;
 }
 
 export interface RunningTurn {
@@ -52,7 +54,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
       }, ms);
       wakers.add(wake);
     });
-  const answer = (requestId: string) =>
+  const answer = (requestId: string | number) =>
     new Promise<JsonObject>((resolve, reject) => {
       if (cancelled) return reject(new Cancelled());
       const wake = () => {
@@ -90,7 +92,7 @@ interface TurnState {
   requests: number;
   n: number;
   sleep(ms: number): Promise<void>;
-  answer(requestId: string): Promise<JsonObject>;
+  answer(requestId: string | number): Promise<JsonObject>;
 }
 
 /** The turn's end as mew's `run_turn` announces it: the session goes idle, then the alert (`kind`). */
@@ -120,7 +122,7 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
   } else if ('tool' in step) {
     await tool(step.tool, step.success ?? true, context, state, step.progress, step.ms);
   } else if ('permission' in step) {
-    const requestId = `perm_${state.n}_${++state.requests}`;
+    const requestId = context.requestId(`perm_${state.n}_${++state.requests}`);
     context.broadcast({ type: 'permission_request', request_id: requestId, tool_name: step.permission, input: step.input ?? null });
     let allowed: boolean;
     if (step.resolvedByOther !== undefined) {
@@ -134,7 +136,7 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
     }
     await tool(step.permission, allowed, context, state);
   } else if ('ask' in step) {
-    const requestId = `ask_${state.n}_${++state.requests}`;
+    const requestId = context.requestId(`ask_${state.n}_${++state.requests}`);
     context.broadcast({ type: 'ask_user_request', request_id: requestId, call_id: `call_${state.n}_${state.calls + 1}`, questions: step.ask });
     const response = await state.answer(requestId);
     const answers = Array.isArray(response['answers']) ? response['answers'].join(', ') : '';
