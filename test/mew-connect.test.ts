@@ -188,6 +188,16 @@ describe('connectRun mew: faults and ends', () => {
     await allClosed(hung);
   });
 
+  it('attaching to a session the daemon does not know fails unknown-session promptly', async () => {
+    const fake = await daemon('chat');
+    const started = Date.now();
+    const outcome = await connectRun({ protocol: 'mew', url: fake.url, sessionId: 'nope', task: 't', timeoutMs: 5000, killGraceMs: 500 }).outcome;
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'unknown-session', error: 'mew could not attach session nope: session not found' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(fake.receivedOf('submit_prompt')).toEqual([]);
+    await allClosed(fake);
+  });
+
   it('an old daemon (wire revision 2) is refused with version-mismatch before the task is sent', async () => {
     const fake = await daemon('old-protocol');
     const outcome = await run(fake, { task: 't' }).outcome;

@@ -32,6 +32,35 @@ describe('handshake', () => {
     expect(rec.facts_('ready')).toEqual([]);
   });
 
+  it('an error answering attach_session (mew: "session not found") fails the run unknown-session, nothing submitted', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'nope', task: 'x' });
+    session.opened();
+    feed(PONG, { type: 'error', message: 'session not found' });
+    expect(rec.facts_('fatal')).toEqual([['fatal', 'unknown-session', 'mew could not attach session nope: session not found']]);
+    expect(rec.facts_('leave')).toHaveLength(1);
+    expect(rec.sentOf('submit_prompt')).toEqual([]);
+  });
+
+  it('the errors of a handshake are read in mew\'s order: one before the pong answers the ping (an old daemon), then the session\'s', () => {
+    const old = mewSession({ sessionId: 'sess_1' });
+    old.session.opened();
+    old.feed({ type: 'error', message: 'invalid message: unknown variant `ping`' }, { type: 'error', message: 'session not found' });
+    expect(old.rec.facts_('fatal')).toEqual([['fatal', 'version-mismatch', expect.stringMatching(/answered ping with an error \(invalid message: unknown variant `ping`\).*revision 3/)]]);
+    const fresh = mewSession({ cwd: '/gone', task: 'x' });
+    fresh.session.opened();
+    fresh.feed(PONG, { type: 'error', message: 'session cwd does not exist: /gone' });
+    expect(fresh.rec.facts_('fatal')).toEqual([['fatal', 'child-error', 'mew could not create a session: session cwd does not exist: /gone']]);
+  });
+
+  it('a session gone when re-attaching after a lost connection fails unknown-session', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    expect(session.connectionLost('connection-lost', 'reset')).toBe(true);
+    session.opened();
+    feed(PONG, { type: 'error', message: 'session not found' });
+    expect(rec.facts_('fatal')).toEqual([['fatal', 'unknown-session', 'mew could not attach session sess_1: session not found']]);
+  });
+
   it('refuses a daemon below wire revision 3, or one that does not say, with a clear error and nothing submitted', () => {
     for (const pong of [{ type: 'pong', version: '0.4.1', protocol_version: 2 }, { type: 'pong', version: '0.4.1' }, { type: 'pong', protocol_version: '3' }]) {
       const { rec, session, feed } = mewSession({ task: 'x' });

@@ -155,6 +155,7 @@ export class MewSession {
     const message = read.message;
     if (message.type === 'pong') return this.#handshake.pong(message);
     if (message.type === 'session_ready') return this.#handshake.sessionReady(message);
+    if (message.type === 'error' && this.#handshake.error(message)) return;
     // session_history follows session_ready, and may come before the pong that completes the handshake.
     const historyNow = message.type === 'session_history' && this.#handshake.sessionId !== undefined;
     if (!this.#handshake.ready && !historyNow) {

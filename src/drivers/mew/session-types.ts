@@ -17,7 +17,7 @@ export interface MewIo {
 }
 
 /** Why a session failed in a way the run cannot survive. */
-export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error';
+export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error' | 'unknown-session' | 'child-error';
 
 /** Protocol-free facts a session reports (the driver forwards them to the run core); a fact comes before its event. */
 export interface MewFacts {
