@@ -154,6 +154,37 @@ describe('connectRun mew: scenarios', () => {
     expect(await run(answered, { task: 't', answerQuestion: () => 'src/index.ts' }).outcome).toMatchObject({ finalText: 'src/index.ts' });
   });
 
+  it('the blocking requests of newer builds are denied as mew defines by default, or go to approve; nothing hangs', async () => {
+    const denied = await daemon('newer-requests');
+    expect(await run(denied, { task: 't', timeoutMs: 5000 }).outcome).toMatchObject({
+      status: 'done',
+      finalText: 'access to /etc/hosts denied. subagent bash denied. plan not approved. goal rejected. ',
+    });
+    expect([...denied.receivedOf('permission_response'), ...denied.receivedOf('plan_approval_response'), ...denied.receivedOf('goal_response')].map((entry) => entry.message)).toEqual([
+      { type: 'permission_response', request_id: 'workspace_1_1', decision: 'deny' },
+      { type: 'permission_response', request_id: 'subagent_1_2', decision: 'deny' },
+      { type: 'plan_approval_response', request_id: 'plan_1_3', approved: false },
+      { type: 'goal_response', request_id: 'goal_1_4', accepted: false },
+    ]);
+    const approved = await daemon('newer-requests');
+    const kinds: string[] = [];
+    const outcome = await run(approved, { task: 't', timeoutMs: 5000, approve: (request) => (kinds.push(request.kind), request.known) }).outcome;
+    expect(outcome).toMatchObject({ status: 'done', finalText: 'access to /etc/hosts allowed. subagent bash allowed. plan approved. goal accepted. ' });
+    expect(kinds).toEqual(['workspace_permission', 'subagent_permission', 'plan_approval', 'goal_proposal']);
+  });
+
+  it('a request of a kind subvisor cannot answer is surfaced, and fails the run request-unanswered unless another client settles it in time', async () => {
+    const fake = await daemon('unknown-request');
+    const handle = run(fake, { task: 't', timeoutMs: 5000, requestTimeoutMs: 300, approve: () => 'approve-unknown-kind' });
+    const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'request-unanswered', error: expect.stringMatching(/hologram_request/) });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'hologram_request', summary: expect.stringMatching(/cannot be answered/) }));
+    expect(fake.receivedOf('cancel')).toHaveLength(1);
+    const settled = await daemon({ turns: [{ steps: [{ blockingRequest: 'hologram_request', resolvedByOther: 100 }, { text: 'settled elsewhere' }] }] });
+    expect(await run(settled, { task: 't', timeoutMs: 5000, requestTimeoutMs: 2000 }).outcome).toMatchObject({ status: 'done', finalText: 'settled elsewhere' });
+    await allClosed(fake);
+  });
+
   it('a failed turn and a rejected submission end the run failed with mew\'s message', async () => {
     const failed = await daemon('failed-turn');
     expect(await run(failed, { task: 't' }).outcome).toMatchObject({ status: 'failed', error: 'the provider returned 500', errorCode: 'child-error' });

@@ -1,10 +1,13 @@
 // Unit tests of mew's request desk (permissions, questions, request_resolved) and of the message codec.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeMessage, readMessage, snakeTag } from '../src/drivers/mew/messages.js';
 import type { MewMessage } from '../src/drivers/mew/messages.js';
 import { RequestDesk } from '../src/drivers/mew/request-desk.js';
 import type { RequestDeskHandlers } from '../src/drivers/mew/request-desk.js';
 import type { RunEventDraftOf } from '../src/run/types/index.js';
+
+/** The info events that report a response (or a request left to another client). */
+const RESPONSES = ['permission_response', 'plan_approval_response', 'goal_response', 'ask_user_response'];
 
 function desk(handlers: RequestDeskHandlers = {}) {
   const sent: MewMessage[] = [];
@@ -16,7 +19,7 @@ function desk(handlers: RequestDeskHandlers = {}) {
     blocked: (key, what) => void blocked.push(['blocked', key, what]),
     unblocked: (key) => void blocked.push(['unblocked', key]),
   });
-  return { desk: made, sent, events, blocked, infos: () => events.filter((e) => e['nativeType'] === 'permission_response' || e['nativeType'] === 'ask_user_response') };
+  return { desk: made, sent, events, blocked, infos: () => events.filter((e) => RESPONSES.includes(e['nativeType'] as string)) };
 }
 
 const permission = (id: string, extra: object = { tool_name: 'bash', input: { command: 'ls' } }) => ({ type: 'permission_request', request_id: id, ...extra }) as MewMessage;
@@ -89,6 +92,76 @@ describe('permissions', () => {
   });
 });
 
+describe('the blocking requests of newer mew builds', () => {
+  const workspace = { type: 'workspace_permission_request', request_id: 'w1', path: '/etc/hosts' } as MewMessage;
+  const subagent = { type: 'subagent_permission_request', request_id: 's1', parent_call_id: 'call_9', tool_name: 'bash', input: { command: 'ls' } } as MewMessage;
+  const plan = { type: 'plan_approval_request', request_id: 'p1', call_id: 'call_3', plan_path: '.mew/plans/a.md', plan_markdown: '# Plan', persona: 'plan' } as MewMessage;
+  const goal = { type: 'goal_proposed', request_id: 'g1', call_id: 'call_4', objective: 'Make the tests pass' } as MewMessage;
+
+  it('are denied by default with the denial mew defines for each: permission_response, plan_approval_response, goal_response', async () => {
+    const { desk: d, sent, blocked } = desk();
+    for (const message of [workspace, subagent, plan, goal]) expect(d.take(message)).toBe(true);
+    await tick();
+    expect(sent).toEqual([
+      { type: 'permission_response', request_id: 'w1', decision: 'deny' },
+      { type: 'permission_response', request_id: 's1', decision: 'deny' },
+      { type: 'plan_approval_response', request_id: 'p1', approved: false },
+      { type: 'goal_response', request_id: 'g1', accepted: false },
+    ]);
+    expect(blocked).toEqual([]);
+  });
+
+  it('go to approve as known kinds with their fields; true approves each, one response apiece', async () => {
+    const seen: unknown[] = [];
+    const { desk: d, sent, infos } = desk({ approve: (request) => (seen.push(request), true) });
+    for (const message of [workspace, subagent, plan, goal]) d.take(message);
+    await tick();
+    expect(seen).toEqual([
+      { protocol: 'mew', kind: 'workspace_permission', known: true, requestId: 'w1', path: '/etc/hosts', fields: { request_id: 'w1', path: '/etc/hosts' } },
+      expect.objectContaining({ kind: 'subagent_permission', known: true, requestId: 's1', parentCallId: 'call_9', toolName: 'bash', input: { command: 'ls' } }),
+      expect.objectContaining({ kind: 'plan_approval', known: true, requestId: 'p1', callId: 'call_3', planPath: '.mew/plans/a.md', planMarkdown: '# Plan', persona: 'plan' }),
+      expect.objectContaining({ kind: 'goal_proposal', known: true, requestId: 'g1', callId: 'call_4', objective: 'Make the tests pass' }),
+    ]);
+    expect(sent).toEqual([
+      { type: 'permission_response', request_id: 'w1', decision: 'allow_once' },
+      { type: 'permission_response', request_id: 's1', decision: 'allow_once' },
+      { type: 'plan_approval_response', request_id: 'p1', approved: true },
+      { type: 'goal_response', request_id: 'g1', accepted: true },
+    ]);
+    expect(infos().map((e) => [e['nativeType'], e['kind'], e['approved']])).toEqual([
+      ['permission_response', 'workspace_permission', true],
+      ['permission_response', 'subagent_permission', true],
+      ['plan_approval_response', 'plan_approval', true],
+      ['goal_response', 'goal_proposal', true],
+    ]);
+  });
+
+  it('a known kind without its documented fields is unknown: true denies it, only approve-unknown-kind allows it', async () => {
+    const a = desk({ approve: () => true });
+    a.desk.take({ type: 'workspace_permission_request', request_id: 'w2' } as MewMessage);
+    const b = desk({ approve: () => 'approve-unknown-kind' });
+    b.desk.take({ type: 'plan_approval_request', request_id: 'p2', call_id: 'c' } as MewMessage);
+    await tick();
+    expect(a.sent).toEqual([{ type: 'permission_response', request_id: 'w2', decision: 'deny' }]);
+    expect(b.sent).toEqual([{ type: 'plan_approval_response', request_id: 'p2', approved: true }]);
+  });
+
+  it('a *_request of a kind subvisor does not know is never answered, whatever approve says: surfaced, blocked until request_resolved names it', async () => {
+    const approve = vi.fn(() => 'approve-unknown-kind' as const);
+    const { desk: d, sent, events, blocked } = desk({ approve });
+    expect(d.take({ type: 'hologram_request', request_id: 'h1', call_id: 'c1' } as MewMessage)).toBe(true);
+    expect(d.take({ type: 'hologram_update', frames: 3 } as MewMessage)).toBe(false);
+    expect(d.take({ type: 'teleport_request', call_id: 'no id here' } as MewMessage)).toBe(false);
+    await tick();
+    expect(sent).toEqual([]);
+    expect(approve).not.toHaveBeenCalled();
+    expect(events[0]).toMatchObject({ type: 'info', nativeType: 'hologram_request', summary: expect.stringMatching(/^hologram_request cannot be answered: subvisor knows no response/) });
+    expect(blocked).toEqual([['blocked', '"h1"', expect.stringMatching(/hologram_request/)]]);
+    d.take({ type: 'request_resolved', request_id: 'h1' } as MewMessage);
+    expect(blocked.at(-1)).toEqual(['unblocked', '"h1"']);
+  });
+});
+
 describe('requests that cannot be answered', () => {
   it('a request without a usable id is surfaced and reported blocked (named by its tag), never answered; its turn\'s end unblocks it', async () => {
     const { desk: d, sent, events, blocked } = desk({ approve: () => true });
@@ -118,6 +191,15 @@ describe('questions', () => {
     expect(a.sent).toEqual([{ type: 'ask_user_response', request_id: 'q', answers: [], cancelled: true }]);
     expect(b.sent).toEqual([{ type: 'ask_user_response', request_id: 'q', answers: ['answer to one?', 'answer to two?'], cancelled: false }]);
     expect(c.sent).toEqual([{ type: 'ask_user_response', request_id: 'q', answers: [], cancelled: true }]);
+  });
+
+  it('reads mew\'s Question {prompt, options: [{label, description}]}', async () => {
+    const seen: unknown[] = [];
+    const { desk: d, sent } = desk({ answerQuestion: (q) => (seen.push(q), 'a.ts') });
+    d.take(question('q', [{ prompt: 'Which file?', options: [{ label: 'a.ts', description: 'the first' }, { label: 'b.ts', description: '' }] }]));
+    await tick();
+    expect(seen[0]).toMatchObject({ question: 'Which file?', options: ['a.ts', 'b.ts'], allowOther: false });
+    expect(sent).toEqual([{ type: 'ask_user_response', request_id: 'q', answers: ['a.ts'], cancelled: false }]);
   });
 });
 

@@ -314,6 +314,20 @@ describe('request ids', () => {
   });
 });
 
+describe('blocking requests', () => {
+  it('PascalCase request tags are read as snake_case; a request nobody here can answer is blocked until its turn ends', () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'PlanApprovalRequest', request_id: 'p1', call_id: 'c', plan_path: 'p.md', plan_markdown: '# P', persona: 'plan' });
+    feed({ type: 'HologramRequest', request_id: 'h1' });
+    expect(rec.sentOf('plan_approval_response')).toEqual([{ type: 'plan_approval_response', request_id: 'p1', approved: false }]);
+    expect(rec.facts_('blocked')).toEqual([['blocked', '"h1"', expect.stringMatching(/hologram_request/)]]);
+    feed(TURN_COMPLETE);
+    expect(rec.facts_('unblocked')).toEqual([['unblocked', '"h1"']]);
+  });
+});
+
 describe('controls', () => {
   it('steer mid-turn is rejected (mew has none); from ready it starts a turn like a prompt', () => {
     const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });

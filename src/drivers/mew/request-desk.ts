@@ -1,4 +1,4 @@
-// Answers mew's requests (permissions, questions): one caller callback at a time, at most one response per request; reports those it cannot answer.
+// Answers mew's requests (permissions, plans, goals, questions): one caller callback at a time, at most one response per request; reports those it cannot answer.
 import { passthrough } from '../fuseraft/event-drafts.js';
 import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { DecidedBy } from '../fuseraft/prompt-desk.js';
@@ -17,7 +17,7 @@ export interface RequestDeskHandlers {
 }
 
 export interface RequestDeskOutput {
-  /** Sends one response message (`permission_response`, `ask_user_response`). */
+  /** Sends one response message (`permission_response`, `plan_approval_response`, `goal_response`, `ask_user_response`). */
   respond(message: MewMessage): void;
   /** Publishes an event. */
   report(draft: RunEventDraftOf<'info'>): void;
@@ -82,8 +82,12 @@ export class RequestDesk {
       this.#block(message, id.key ?? `${message.type} #${++this.#unnamed}`, id.problem);
       return true;
     }
-    const request = requestOf(message, id.id)!;
-    this.#out.report(passthrough(message, request.ask === 'approval' ? `permission requested: ${request.subject}` : `${request.subject} asked`));
+    const request = requestOf(message, id.id);
+    if (request === undefined) {
+      this.#block(message, id.key, 'subvisor knows no response to this kind of request (a newer mew build\'s)');
+      return true;
+    }
+    this.#out.report(passthrough(message, request.ask === 'approval' ? `approval requested: ${request.subject}` : `${request.subject} asked`));
     this.#enqueue({ key: id.key, id: id.id, request, settled: false });
     return true;
   }
@@ -210,7 +214,8 @@ export class RequestDesk {
     if (item.request.ask === 'approval') {
       const approved = value === true;
       const verb = decidedBy === 'another-client' ? 'left to another client:' : approved ? 'allowed' : 'denied';
-      this.#out.report({ type: 'info', nativeType: 'permission_response', summary: `${verb} ${item.request.subject}${by}`, requestId, approved, decidedBy, ...why });
+      const { responseType, subject, approval } = item.request;
+      this.#out.report({ type: 'info', nativeType: responseType, summary: `${verb} ${subject}${by}`, kind: approval.kind, requestId, approved, decidedBy, ...why });
       return;
     }
     const answered = Array.isArray(value);

@@ -36,6 +36,8 @@ export function readRequestId(value: JsonValue | undefined): IdReading {
 export type MewRequest =
   | {
       ask: 'approval';
+      /** The type of the response message (`permission_response`, `plan_approval_response`, `goal_response`). */
+      responseType: string;
       approval: ApprovalRequest;
       /** What is asked, for event summaries (`bash`, ...): never the request's content. */
       subject: string;
@@ -44,6 +46,7 @@ export type MewRequest =
     }
   | {
       ask: 'questions';
+      responseType: 'ask_user_response';
       questions: QuestionRequest[];
       subject: string;
       /** The response: the answers, or the question closed unanswered for `undefined`. */
@@ -59,19 +62,48 @@ const ALLOW = 'allow_once';
 const DENY = 'deny';
 
 /**
- * The requests subvisor answers, by tag, with the response mew-daemon's `handle_connection` takes for
- * each (mewcomputer/mew, crates/mew-daemon/src/lib.rs and crates/mew-protocol/src/lib.rs).
+ * The requests subvisor answers, by tag, each with the response mew takes for it and its denial. From
+ * mewcomputer/mew: crates/mew-daemon/src/lib.rs (`translate_event` stores the responder of
+ * `PermissionRequest`, `WorkspacePermissionRequest` and `SubagentPermissionRequest` alike in
+ * `pending_permissions`, which `ClientMessage::PermissionResponse {request_id, decision}` settles;
+ * `PlanApprovalRequest` in `pending_plan_approvals`, settled by `PlanApprovalResponse {request_id,
+ * approved, feedback}`: not approved is `PlanDecision::ChangesRequested`; `GoalProposed` in
+ * `pending_goal_proposals`, settled by `GoalResponse {request_id, accepted}`: not accepted is
+ * `GoalDecision::Rejected`; `AskUser` in `pending_ask_user`, settled by `AskUserResponse {request_id,
+ * answers}`), and crates/mew-protocol/src/lib.rs for the fields of each message.
  */
 const REQUESTS: Readonly<Record<string, (message: MewMessage, id: RequestId) => MewRequest>> = {
   permission_request: (message, id) => {
-    const approval = toolPermissionOf(message, String(id));
-    return { ask: 'approval', approval, subject: approval.known && approval.kind === 'tool_permission' ? approval.toolName : 'an unnamed tool', respond: (approved) => permissionResponse(id, approved) };
+    const toolName = stringField(message, 'tool_name');
+    const approval = known(message, 'tool_permission', toolName !== undefined && { requestId: String(id), toolName, input: inputOf(message) });
+    return permission(approval, id, toolName ?? 'an unnamed tool');
+  },
+  workspace_permission_request: (message, id) => {
+    const path = stringField(message, 'path');
+    return permission(known(message, 'workspace_permission', path !== undefined && { requestId: String(id), path }), id, `access to ${path ?? 'a path'}`);
+  },
+  subagent_permission_request: (message, id) => {
+    const [parentCallId, toolName] = [stringField(message, 'parent_call_id'), stringField(message, 'tool_name')];
+    const fields = parentCallId !== undefined && toolName !== undefined && { requestId: String(id), parentCallId, toolName, input: inputOf(message) };
+    return permission(known(message, 'subagent_permission', fields), id, `${toolName ?? 'a tool'} for a subagent`);
+  },
+  plan_approval_request: (message, id) => {
+    const [callId, planPath, planMarkdown, persona] = ['call_id', 'plan_path', 'plan_markdown', 'persona'].map((name) => stringField(message, name));
+    const fields = callId !== undefined && planPath !== undefined && planMarkdown !== undefined && persona !== undefined && { requestId: String(id), callId, planPath, planMarkdown, persona };
+    const approval = known(message, 'plan_approval', fields);
+    return { ask: 'approval', responseType: 'plan_approval_response', approval, subject: 'a plan', respond: (approved) => ({ type: 'plan_approval_response', request_id: id, approved }) };
+  },
+  goal_proposed: (message, id) => {
+    const [callId, objective] = [stringField(message, 'call_id'), stringField(message, 'objective')];
+    const approval = known(message, 'goal_proposal', callId !== undefined && objective !== undefined && { requestId: String(id), callId, objective });
+    return { ask: 'approval', responseType: 'goal_response', approval, subject: 'a goal', respond: (approved) => ({ type: 'goal_response', request_id: id, accepted: approved }) };
   },
   // AskUserResponse {request_id, answers}; `cancelled` (seed 004) closes the question unanswered, and older builds ignore it.
   ask_user_request: (message, id) => {
     const questions = Array.isArray(message['questions']) ? message['questions'].map(questionOf) : [];
     return {
       ask: 'questions',
+      responseType: 'ask_user_response',
       questions,
       subject: questions.length === 1 ? 'a question' : `${questions.length} questions`,
       respond: (answers) => ({ type: 'ask_user_response', request_id: id, answers: answers ?? [], cancelled: answers === undefined }),
@@ -84,21 +116,24 @@ export function requestOf(message: MewMessage, id: RequestId): MewRequest | unde
   return Object.hasOwn(REQUESTS, message.type) ? REQUESTS[message.type]!(message, id) : undefined;
 }
 
-/** Whether a message is a request mew waits on a client's answer for (answerable or not). */
+/**
+ * Whether a message is a request mew waits on a client's answer for: a kind subvisor answers, or any
+ * other whose tag ends in `_request` (`Request`) and that carries a `request_id`: newer mew builds add
+ * such requests, and a client that ignores one leaves the agent waiting.
+ */
 export function isRequest(message: MewMessage): boolean {
-  return Object.hasOwn(REQUESTS, message.type);
+  return Object.hasOwn(REQUESTS, message.type) || (message.type.endsWith('_request') && Object.hasOwn(message, 'request_id'));
 }
 
-function permissionResponse(id: RequestId, approved: boolean): MewMessage {
-  return { type: 'permission_response', request_id: id, decision: approved ? ALLOW : DENY };
+/** An approval request of a known `kind` with its documented fields, or `known: false` when they are not all there (`false`). */
+function known<K extends ApprovalRequest['kind'], F extends object>(message: MewMessage, kind: K, fields: F | false): ApprovalRequest {
+  const base = { protocol: 'mew' as const, kind, fields: fieldsOf(message) };
+  return (fields === false ? { ...base, known: false } : { ...base, ...fields, known: true }) as ApprovalRequest;
 }
 
-/** The request `approve` receives for a `permission_request`: known when it names its tool. */
-function toolPermissionOf(message: MewMessage, requestId: string): ApprovalRequest {
-  const fields = fieldsOf(message);
-  const toolName = stringField(message, 'tool_name');
-  if (toolName === undefined) return { protocol: 'mew', kind: 'tool_permission', known: false, fields };
-  return { protocol: 'mew', kind: 'tool_permission', known: true, requestId, toolName, input: inputOf(message), fields };
+/** A request answered by `permission_response` (tool, workspace and subagent permissions share mew's `pending_permissions`). */
+function permission(approval: ApprovalRequest, id: RequestId, subject: string): MewRequest {
+  return { ask: 'approval', responseType: 'permission_response', approval, subject, respond: (approved) => ({ type: 'permission_response', request_id: id, decision: approved ? ALLOW : DENY }) };
 }
 
 /** A tool's input as mew sent it (a copy the caller cannot change); null when absent. */
@@ -106,16 +141,26 @@ function inputOf(message: MewMessage): JsonValue {
   return message['input'] === undefined ? null : structuredClone(message['input']);
 }
 
-/** One entry of `ask_user_request.questions`: a string, or an object with `question` (or `text`) and `options`. */
+/**
+ * One entry of `ask_user_request.questions`: mew's `Question {prompt, options: [{label, description}]}`,
+ * or (read leniently) a string, or an object with `question` / `text` and string options.
+ */
 function questionOf(entry: JsonValue): QuestionRequest {
   if (typeof entry === 'string') return { question: entry, options: [], allowOther: true, fields: { question: entry } };
   const source: JsonObject = isObject(entry) ? entry : {};
-  const options = Array.isArray(source['options']) ? source['options'].filter((option): option is string => typeof option === 'string') : [];
+  const options = Array.isArray(source['options']) ? source['options'].flatMap(optionLabel) : [];
   const allowOther = source['allow_other'] ?? source['allowOther'];
   return {
-    question: stringField(source, 'question') ?? stringField(source, 'text') ?? '',
+    question: stringField(source, 'prompt') ?? stringField(source, 'question') ?? stringField(source, 'text') ?? '',
     options,
     allowOther: typeof allowOther === 'boolean' ? allowOther : options.length === 0,
     fields: structuredClone(source),
   };
+}
+
+/** An option's text: a string, or mew's `QuestionOption {label, description}`. */
+function optionLabel(option: JsonValue): string[] {
+  if (typeof option === 'string') return [option];
+  const label = isObject(option) ? stringField(option, 'label') : undefined;
+  return label === undefined ? [] : [label];
 }

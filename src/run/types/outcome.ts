@@ -27,7 +27,7 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
  * - `unknown-session`: `connectRun({ resume })` (or mew's `sessionId`) named a session or task the daemon does not have for this client.
  * - `request-unanswered`: the agent waited for an answer subvisor cannot give (a request kind it cannot answer or
- *   deny, such as a mew plan approval) and nobody settled it within `requestTimeoutMs` (status `failed`).
+ *   deny, such as a request of a newer mew build) and nobody settled it within `requestTimeoutMs` (status `failed`).
  * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
  *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */

@@ -36,8 +36,8 @@ interface Session {
   accepted: number;
   /** The turn running now, if any: cancel() stops it. */
   turn: { cancel(): void } | undefined;
-  /** Requests waiting for any client's answer, by request id (JSON text: a string id and a numeric one differ). */
-  waiting: Map<string, (answer: JsonObject) => void>;
+  /** Requests waiting for any client's answer, by request id (JSON text: a string id and a numeric one differ), with the response type each takes. */
+  waiting: Map<string, { response: string; resolve: (answer: JsonObject) => void }>;
   history: JsonValue[];
 }
 
@@ -134,31 +134,32 @@ export class FakeMewDaemon {
         session.turn?.cancel();
         break;
       case 'permission_response':
-      case 'ask_user_response': {
-        // mew decodes PermissionDecision (snake_case in every build): any other value fails the whole message.
-        if (message.type === 'permission_response' && !PERMISSION_DECISIONS.includes(message['decision'] as string)) {
-          send({ type: 'error', message: `invalid message: unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}` });
-          break;
-        }
-        // mew decodes request_id as its build types it (u64, or a string): the other kind fails the message.
-        const requestId = message['request_id'];
-        const integers = this.scenario.requestIds === 'integer';
-        if (integers ? !Number.isSafeInteger(requestId) : typeof requestId !== 'string') {
-          send({ type: 'error', message: `invalid message: invalid type: ${JSON.stringify(requestId)}, expected ${integers ? 'u64' : 'a string'}` });
-          break;
-        }
-        const key = JSON.stringify(requestId);
-        const resolve = session.waiting.get(key);
-        if (resolve === undefined) break;
-        session.waiting.delete(key);
-        this.#broadcast(session, { type: 'request_resolved', request_id: requestId! });
-        resolve(message);
+      case 'ask_user_response':
+      case 'plan_approval_response':
+      case 'goal_response':
+        this.#respond(message, session, send);
         break;
-      }
       default:
         send({ type: 'error', message: `unknown message type ${message.type}` });
     }
     return session;
+  }
+
+  /** A client's response to a request, decoded as mew decodes it: a message that does not decode is an `error`, and settles nothing. */
+  #respond(message: MewMessage, session: Session, send: (message: MewMessage) => void): void {
+    // mew types request_id as its build does (u64, or a string): the other kind fails the message.
+    const requestId = message['request_id'];
+    const integers = this.scenario.requestIds === 'integer';
+    const problem = (integers ? !Number.isSafeInteger(requestId) : typeof requestId !== 'string')
+      ? `invalid type: ${JSON.stringify(requestId)}, expected ${integers ? 'u64' : 'a string'}`
+      : RESPONSE_PROBLEMS[message.type]!(message);
+    if (problem !== undefined) return send({ type: 'error', message: `invalid message: ${problem}` });
+    const key = JSON.stringify(requestId);
+    const waiting = session.waiting.get(key);
+    if (waiting === undefined || waiting.response !== message.type) return;
+    session.waiting.delete(key);
+    this.#broadcast(session, { type: 'request_resolved', request_id: requestId! });
+    waiting.resolve(message);
   }
 
   #attach(message: MewMessage, link: ClientLink, send: (message: MewMessage) => void): Session | undefined {
@@ -212,7 +213,7 @@ export class FakeMewDaemon {
         for (const client of [...session.clients]) this.#links.get(client)?.connection.drop();
       },
       requestId: (label) => (this.scenario.requestIds === 'integer' ? ++this.#requests : label),
-      wait: (requestId, resolve) => session.waiting.set(JSON.stringify(requestId), resolve),
+      wait: (requestId, response, resolve) => session.waiting.set(JSON.stringify(requestId), { response, resolve }),
       unwait: (requestId) => session.waiting.delete(JSON.stringify(requestId)),
     };
     const running = runTurn(turn, context, session.accepted);
@@ -229,6 +230,20 @@ export class FakeMewDaemon {
 
 /** mew-protocol's `PermissionDecision`, `#[serde(rename_all = "snake_case")]`. */
 const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'];
+
+/**
+ * Why mew-protocol's `ClientMessage` would not decode a response (undefined: it would): `PermissionResponse
+ * {request_id, decision}`, `AskUserResponse {request_id, answers}`, `PlanApprovalResponse {request_id,
+ * approved, feedback?}`, `GoalResponse {request_id, accepted}`.
+ */
+const RESPONSE_PROBLEMS: Readonly<Record<string, (message: MewMessage) => string | undefined>> = {
+  permission_response: (message) =>
+    PERMISSION_DECISIONS.includes(message['decision'] as string) ? undefined : `unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}`,
+  ask_user_response: (message) => (Array.isArray(message['answers']) && message['answers'].every((answer) => typeof answer === 'string') ? undefined : 'answers: expected a sequence of strings'),
+  plan_approval_response: (message) =>
+    typeof message['approved'] !== 'boolean' ? 'missing field `approved`' : message['feedback'] !== undefined && message['feedback'] !== null && typeof message['feedback'] !== 'string' ? 'feedback: expected a string' : undefined,
+  goal_response: (message) => (typeof message['accepted'] === 'boolean' ? undefined : 'missing field `accepted`'),
+};
 
 function remember(session: Session, requestId: string, receipt: Receipt): Receipt {
   session.receipts.set(requestId, receipt);

@@ -23,8 +23,24 @@ export type MewStep =
    * fake sends `request_resolved` and goes on as allowed) whatever this client answers.
    */
   | { permission: string; input?: JsonValue; resolvedByOther?: number }
-  /** An `ask_user_request` with these questions, waiting for an `ask_user_response`. */
+  /** An `ask_user_request` with these questions (mew's `Question {prompt, options}`), waiting for an `ask_user_response`. */
   | { ask: string[] }
+  /** A `workspace_permission_request {request_id, path}`, answered by `permission_response`; the turn then says `access to <path> allowed|denied. `. */
+  | { workspacePermission: string }
+  /** A `subagent_permission_request {request_id, parent_call_id, tool_name, input}`, answered by `permission_response`; the turn says `subagent <tool> allowed|denied. `. */
+  | { subagentPermission: string; input?: JsonValue }
+  /**
+   * A `plan_approval_request {request_id, call_id, plan_path, plan_markdown, persona}` (this markdown),
+   * answered by `plan_approval_response {approved, feedback?}`; the turn says `plan approved. ` or `plan not approved. `.
+   */
+  | { planApproval: string; planPath?: string; persona?: string }
+  /** A `goal_proposed {request_id, call_id, objective}`, answered by `goal_response {accepted}`; the turn says `goal accepted. ` or `goal rejected. `. */
+  | { goal: string }
+  /**
+   * A request of a kind no client response is defined for (`{type, request_id, ...fields}`): it waits
+   * until `resolvedByOther` ms pass (another client settles it: `request_resolved`), or forever.
+   */
+  | { blockingRequest: string; fields?: JsonObject; resolvedByOther?: number }
   /** `subagent_start`, `subagent_status`, `subagent_end` of a subagent of this name. */
   | { subagent: string }
   /** `provider retry_wait {attempt, delay_ms}`. */

@@ -17,8 +17,8 @@ export interface TurnContext {
   drop(): void;
   /** A fresh request id: `label` in a build with string ids, the next integer in one with u64 ids. */
   requestId(label: string): string | number;
-  /** Waits for any client's answer to `requestId`. */
-  wait(requestId: string | number, resolve: (answer: JsonObject) => void): void;
+  /** Waits for any client's `response` (its type) to `requestId`. */
+  wait(requestId: string | number, response: string, resolve: (answer: JsonObject) => void): void;
   unwait(requestId: string | number): void;
 }
 
@@ -54,7 +54,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
       }, ms);
       wakers.add(wake);
     });
-  const answer = (requestId: string | number) =>
+  const answer = (requestId: string | number, response: string) =>
     new Promise<JsonObject>((resolve, reject) => {
       if (cancelled) return reject(new Cancelled());
       const wake = () => {
@@ -62,7 +62,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
         reject(new Cancelled());
       };
       wakers.add(wake);
-      context.wait(requestId, (value) => {
+      context.wait(requestId, response, (value) => {
         wakers.delete(wake);
         resolve(value);
       });
@@ -92,7 +92,7 @@ interface TurnState {
   requests: number;
   n: number;
   sleep(ms: number): Promise<void>;
-  answer(requestId: string | number): Promise<JsonObject>;
+  answer(requestId: string | number, response: string): Promise<JsonObject>;
 }
 
 /** The turn's end as mew's `run_turn` announces it: the session goes idle, then the alert (`kind`). */
@@ -122,27 +122,34 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
   } else if ('tool' in step) {
     await tool(step.tool, step.success ?? true, context, state, step.progress, step.ms);
   } else if ('permission' in step) {
-    const requestId = context.requestId(`perm_${state.n}_${++state.requests}`);
-    context.broadcast({ type: 'permission_request', request_id: requestId, tool_name: step.permission, input: step.input ?? null });
-    let allowed: boolean;
-    if (step.resolvedByOther !== undefined) {
-      await state.sleep(step.resolvedByOther);
-      context.unwait(requestId);
-      context.broadcast({ type: 'request_resolved', request_id: requestId });
-      allowed = true;
-    } else {
-      const response = await state.answer(requestId);
-      allowed = response['decision'] === 'allow_once' || response['decision'] === 'allow_session';
-    }
-    await tool(step.permission, allowed, context, state);
+    const fields = { tool_name: step.permission, input: step.input ?? null };
+    const response = await request('permission_request', 'perm', fields, 'permission_response', context, state, step.resolvedByOther);
+    // Settled by another client: the fake goes on as allowed.
+    await tool(step.permission, response === undefined || allows(response), context, state);
   } else if ('ask' in step) {
-    const requestId = context.requestId(`ask_${state.n}_${++state.requests}`);
-    context.broadcast({ type: 'ask_user_request', request_id: requestId, call_id: `call_${state.n}_${state.calls + 1}`, questions: step.ask });
-    const response = await state.answer(requestId);
+    // mew's Question {prompt, options: [{label, description}]}.
+    const questions = step.ask.map((prompt) => ({ prompt, options: [] }));
+    const response = (await request('ask_user_request', 'ask', { call_id: `call_${state.n}_${state.calls + 1}`, questions }, 'ask_user_response', context, state))!;
     const answers = Array.isArray(response['answers']) ? response['answers'].join(', ') : '';
-    const text = response['cancelled'] === true ? '(no answer)' : answers;
-    await streamPart('text', text, 1, 0, context, state);
-    state.text += text;
+    await say(response['cancelled'] === true ? '(no answer)' : answers, context, state);
+  } else if ('workspacePermission' in step) {
+    const response = await request('workspace_permission_request', 'workspace', { path: step.workspacePermission }, 'permission_response', context, state);
+    await say(`access to ${step.workspacePermission} ${allows(response!) ? 'allowed' : 'denied'}. `, context, state);
+  } else if ('subagentPermission' in step) {
+    const call = `call_${state.n}_${++state.calls}`;
+    const fields = { parent_call_id: call, tool_name: step.subagentPermission, input: step.input ?? null };
+    const response = await request('subagent_permission_request', 'subagent', fields, 'permission_response', context, state);
+    await say(`subagent ${step.subagentPermission} ${allows(response!) ? 'allowed' : 'denied'}. `, context, state);
+  } else if ('planApproval' in step) {
+    const fields = { call_id: `call_${state.n}_${++state.calls}`, plan_path: step.planPath ?? '.mew/plans/plan.md', plan_markdown: step.planApproval, persona: step.persona ?? 'plan' };
+    const response = await request('plan_approval_request', 'plan', fields, 'plan_approval_response', context, state);
+    await say(response!['approved'] === true ? 'plan approved. ' : `plan not approved${typeof response!['feedback'] === 'string' ? ` (${response!['feedback']})` : ''}. `, context, state);
+  } else if ('goal' in step) {
+    const response = await request('goal_proposed', 'goal', { call_id: `call_${state.n}_${++state.calls}`, objective: step.goal }, 'goal_response', context, state);
+    await say(response!['accepted'] === true ? 'goal accepted. ' : 'goal rejected. ', context, state);
+  } else if ('blockingRequest' in step) {
+    // No response of a client settles it (none is defined): only another client's request_resolved, or a cancel.
+    await request(step.blockingRequest, 'request', step.fields ?? {}, '', context, state, step.resolvedByOther);
   } else if ('subagent' in step) {
     const call = `call_${state.n}_${++state.calls}`;
     context.broadcast({ type: 'subagent_start', parent_call_id: call, name: step.subagent, child_session_id: `child_${call}` });
@@ -162,6 +169,31 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
   } else {
     context.broadcast({ type: step.unknown ?? 'mystery_event', ...step.fields });
   }
+}
+
+/**
+ * Broadcasts a request `{type, request_id, ...fields}` and waits for a client's `response` to it (the
+ * daemon then sends `request_resolved`). `resolvedByOther`: another client settles it after that many
+ * ms instead (`request_resolved`; undefined is returned), whatever this client answers.
+ */
+async function request(type: string, label: string, fields: JsonObject, response: string, context: TurnContext, state: TurnState, resolvedByOther?: number): Promise<JsonObject | undefined> {
+  const requestId = context.requestId(`${label}_${state.n}_${++state.requests}`);
+  context.broadcast({ type, request_id: requestId, ...fields });
+  if (resolvedByOther === undefined) return state.answer(requestId, response);
+  await state.sleep(resolvedByOther);
+  context.broadcast({ type: 'request_resolved', request_id: requestId });
+  return undefined;
+}
+
+/** Whether a `permission_response` allows. */
+function allows(response: JsonObject): boolean {
+  return response['decision'] === 'allow_once' || response['decision'] === 'allow_session';
+}
+
+/** One text part of the answer. */
+async function say(text: string, context: TurnContext, state: TurnState): Promise<void> {
+  await streamPart('text', text, 1, 0, context, state);
+  state.text += text;
 }
 
 async function tool(name: string, success: boolean, context: TurnContext, state: TurnState, progress?: string, ms?: number): Promise<void> {
