@@ -121,13 +121,15 @@ describe('turns', () => {
       delta('Hel'),
       partStart('tool_call', 'p2'),
       delta('{"a"', 'p2', 'arguments'),
-      messageEnd({ input_tokens: 100, output_tokens: 5 }, 0.25, 'tool_use'),
+      // mew_message::Tokens {input, output, reasoning, cache_read, cache_write}.
+      messageEnd({ input: 100, output: 5, reasoning: 0, cache_read: 0, cache_write: 0 }, 0.25, 'tool_use'),
       { type: 'tool_start', call_id: 'c1', name: 'read_file' },
       { type: 'tool_progress', call_id: 'c1', chunk: 'partial' },
       { type: 'tool_end', call_id: 'c1', success: true },
-      { type: 'provider', event: { type: 'retry_wait', attempt: 2, delay_ms: 500 } },
+      // mew_message::ProviderEventWire::RetryWait {attempt, max_attempts, delay_secs, reason}.
+      { type: 'provider', event: { type: 'retry_wait', attempt: 2, max_attempts: 5, delay_secs: 1, reason: '429 Too Many Requests' } },
       delta('lo'),
-      messageEnd({ input_tokens: 120, output_tokens: 7 }, 0.5),
+      messageEnd({ input: 120, output: 7, reasoning: 0, cache_read: 0, cache_write: 0 }, 0.5),
       { type: 'subagent_start', parent_call_id: 'c1', name: 'helper', child_session_id: 's2' },
       TURN_COMPLETE,
       IDLE,
@@ -139,8 +141,9 @@ describe('turns', () => {
     ]);
     expect(rec.events.find((event) => event.type === 'tool-call')).toEqual({ type: 'tool-call', name: 'read_file', id: 'c1' });
     expect(rec.events.find((event) => event.type === 'tool-result')).toEqual({ type: 'tool-result', name: 'read_file', isError: false, id: 'c1', toolCallId: 'c1' });
-    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', summary: 'the provider call failed; retrying (attempt 2) in 500 ms' }));
-    const usage = { inputTokens: 220, outputTokens: 12, costUsd: 0.75 };
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', summary: 'the provider call failed (429 Too Many Requests); retrying (attempt 2 of 5) in 1000 ms' }));
+    // mew's reasoning token count has no Usage field of its own: it is kept under other.
+    const usage = { inputTokens: 220, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.75, other: { reasoning: 0 } };
     expect(rec.facts_('turnCompleted')).toEqual([['turnCompleted', 1, 'stop', usage]]);
     expect(session.answer()).toEqual({ text: 'Hello', truncated: false });
     expect(session.state).toBe('ready');

@@ -49,17 +49,22 @@ export function providerDraft(event: JsonObject, delta: DeltaKind = 'unseen'): E
       if (usage !== undefined) draft.usage = usage;
       return withExtras(draft, frame, ['finish', 'usage', 'cost']);
     }
-    case 'retry_wait': {
-      const attempt = event['attempt'];
-      const delay = event['delay_ms'];
-      const summary = `the provider call failed; retrying${typeof attempt === 'number' ? ` (attempt ${attempt})` : ''}${typeof delay === 'number' ? ` in ${delay} ms` : ''}`;
-      return passthrough(frame, summary);
-    }
+    case 'retry_wait':
+      return passthrough(frame, retrySummary(event));
     case 'error':
       return withExtras({ type: 'error', error: stringField(event, 'message') ?? 'the provider reported an error', source: 'provider' }, frame, ['message']);
     default:
       return passthrough(frame);
   }
+}
+
+/** `retry_wait {attempt, max_attempts, delay_secs, reason}` (mew_message::ProviderEventWire; `delay_ms` read too) in one line. */
+function retrySummary(event: JsonObject): string {
+  const [attempt, max, secs, ms] = [event['attempt'], event['max_attempts'], event['delay_secs'], event['delay_ms']];
+  const delay = typeof ms === 'number' ? ms : typeof secs === 'number' ? secs * 1000 : undefined;
+  const reason = stringField(event, 'reason');
+  const of = typeof attempt === 'number' ? ` (attempt ${attempt}${typeof max === 'number' ? ` of ${max}` : ''})` : '';
+  return `the provider call failed${reason === undefined ? '' : ` (${reason})`}; retrying${of}${delay === undefined ? '' : ` in ${delay} ms`}`;
 }
 
 /**

@@ -78,7 +78,7 @@ const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>
   part_start: { part: opt('object') },
   part_delta: { field: opt('string'), delta: req('string'), part_id: opt('string') },
   message_end: { finish: opt('string'), usage: opt('object'), cost: opt('number') },
-  retry_wait: { attempt: opt('integer'), delay_ms: opt('number') },
+  retry_wait: { attempt: opt('integer'), max_attempts: opt('integer'), delay_secs: opt('number'), delay_ms: opt('number'), reason: opt('string') },
   error: { message: opt('string') },
 };
 

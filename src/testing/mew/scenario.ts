@@ -43,8 +43,8 @@ export type MewStep =
   | { blockingRequest: string; fields?: JsonObject; resolvedByOther?: number }
   /** `subagent_start`, `subagent_status`, `subagent_end` of a subagent of this name. */
   | { subagent: string }
-  /** `provider retry_wait {attempt, delay_ms}`. */
-  | { retry: number; delayMs?: number }
+  /** `provider retry_wait {attempt, max_attempts, delay_secs, reason}` (this attempt; 5 at most; `delaySecs`, default 1). */
+  | { retry: number; delaySecs?: number }
   /** A `provider message_end {finish, usage, cost}` mid-turn (one per LLM response; the turn's end sends one too). */
   | { messageEnd: { usage?: JsonObject; cost?: number; finish?: string } }
   /** Waits `ms`. */
@@ -65,7 +65,7 @@ export interface MewTurn {
   fail?: string;
   /** How the end is announced: `alert` (session_alert), `idle` (session_activity_changed), or `both` (default: idle, then the alert). */
   end?: 'alert' | 'idle' | 'both';
-  /** The usage of the turn's last `message_end` (default input 100, output characters / 4) and its cost (default 0.001). */
+  /** The usage of the turn's last `message_end` (mew's `Tokens`; default input 100, output characters / 4) and its cost (default 0.001). */
   usage?: JsonObject;
   cost?: number;
 }

@@ -75,7 +75,8 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
         context.broadcast({ type: 'error_event', message: turn.fail });
         return end(context, turn, 'turn_failed');
       }
-      const usage = turn.usage ?? { input_tokens: 100, output_tokens: Math.ceil(state.text.length / 4) };
+      // mew_message::Tokens.
+      const usage = turn.usage ?? { input: 100, output: Math.ceil(state.text.length / 4), reasoning: 0, cache_read: 0, cache_write: 0 };
       context.broadcast({ type: 'provider', event: { type: 'message_end', finish: 'stop', usage, cost: turn.cost ?? 0.001 } });
       end(context, turn, 'turn_complete');
     } catch (error) {
@@ -156,7 +157,7 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
     context.broadcast({ type: 'subagent_status', parent_call_id: call, tool_name: 'task', message: `${step.subagent} is working` });
     context.broadcast({ type: 'subagent_end', parent_call_id: call, child_session_id: `child_${call}`, outcome: 'done' });
   } else if ('retry' in step) {
-    context.broadcast({ type: 'provider', event: { type: 'retry_wait', attempt: step.retry, delay_ms: step.delayMs ?? 10 } });
+    context.broadcast({ type: 'provider', event: { type: 'retry_wait', attempt: step.retry, max_attempts: 5, delay_secs: step.delaySecs ?? 1, reason: '429 Too Many Requests' } });
   } else if ('messageEnd' in step) {
     context.broadcast({ type: 'provider', event: { type: 'message_end', finish: step.messageEnd.finish ?? 'tool_use', usage: step.messageEnd.usage ?? {}, cost: step.messageEnd.cost ?? 0 } });
   } else if ('pause' in step) {
