@@ -39,7 +39,7 @@ export type MewRequest =
       /** The type of the response message (`permission_response`, `plan_approval_response`, `goal_response`). */
       responseType: string;
       approval: ApprovalRequest;
-      /** What is asked, for event summaries (`bash`, ...): never the request's content. */
+      /** What is asked, in a few words for event summaries (a tool's name, a path): never bulk content such as a plan or a tool's input. */
       subject: string;
       /** The response: the approval, or mew's denial for `false`. */
       respond(approved: boolean): MewMessage;
