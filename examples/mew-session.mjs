@@ -18,6 +18,6 @@ for await (const event of run) {
 }
 const outcome = await run.outcome;
 assert.equal(outcome.status, 'done');
-assert.deepEqual(daemon.receivedOf('permission_response').map((entry) => entry.message.decision), ['allow']);
+assert.deepEqual(daemon.receivedOf('permission_response').map((entry) => entry.message.decision), ['allow_once']);
 await daemon.close();
 console.log(`${outcome.status}: ${outcome.finalText}`);

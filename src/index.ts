@@ -11,11 +11,16 @@ export type {
   ApprovalRequest,
   ApproveCallback,
   FileWriteApproval,
+  GoalProposalApproval,
+  PlanApproval,
   QuestionRequest,
   RouteApproval,
   ShellCommandApproval,
+  SubagentPermissionApproval,
   ToolActionApproval,
+  ToolPermissionApproval,
   UnknownApproval,
+  WorkspacePermissionApproval,
 } from './drivers/fuseraft/prompts.js';
 export type { ConnectProtocolName, ProtocolName } from './drivers/index.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType, Usage } from './wire/index.js';

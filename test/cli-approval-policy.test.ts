@@ -45,4 +45,16 @@ describe('--approve', () => {
       describeRequest({ protocol: 'fuseraft', fields: {}, kind: 'file_write', known: true, plugin: 'fs', action: 'write', path: 'a.ts', oldContent: null, newContent: 'abc' }),
     ).toContain('content: no file -> 3 characters');
   });
+
+  it('describes mew\'s workspace, subagent, plan and goal requests by what they ask', () => {
+    const mew = { protocol: 'mew' as const, fields: {}, known: true as const, requestId: '7' };
+    expect(describeRequest({ ...mew, kind: 'workspace_permission', path: '/etc/hosts' })).toBe('mew asks for approval: workspace_permission\n  path: /etc/hosts');
+    expect(describeRequest({ ...mew, kind: 'subagent_permission', parentCallId: 'call_2', toolName: 'bash', input: { command: 'ls' } })).toBe(
+      'mew asks for approval: subagent_permission\n  tool: bash (a subagent of call call_2)\n  input: {"command":"ls"}',
+    );
+    expect(describeRequest({ ...mew, kind: 'plan_approval', callId: 'c', planPath: 'plan.md', planMarkdown: '# Plan', persona: 'plan' })).toBe(
+      'mew asks for approval: plan_approval\n  plan: plan.md (persona plan)\n  markdown: # Plan',
+    );
+    expect(describeRequest({ ...mew, kind: 'goal_proposal', callId: 'c', objective: 'Make the tests pass' })).toBe('mew asks for approval: goal_proposal\n  goal: Make the tests pass');
+  });
 });

@@ -39,7 +39,7 @@ describe('supervise --protocol mew', () => {
     const fake = await daemon('permission');
     const result = await runCli(['--protocol', 'mew', '--url', fake.url, '--approve', 'always-known', '--mew-tag-case', 'PascalCase', '-o', 'events', '--task', 'go']);
     expect(result.code).toBe(0);
-    expect(fake.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'PermissionResponse', request_id: 'perm_1_1', decision: 'Allow' }]);
+    expect(fake.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'PermissionResponse', request_id: 'perm_1_1', decision: 'allow_once' }]);
     expect(jsonLines(result.stdout).at(-1)).toMatchObject({ type: 'outcome', status: 'done', finalText: 'permission handled' });
   });
 

@@ -63,6 +63,23 @@ describe('connectRun mew: scenarios', () => {
     expect(fake.receivedOf('attach_session')[0]!.message).toEqual({ type: 'attach_session', session_id: sessionId });
   });
 
+  it('reasoning parts (streamed like text by mew) never reach the answer, also for a client that attaches mid-turn', async () => {
+    const fake = await daemon({ turns: [{ steps: [{ thinking: 'Considering the files. Still considering.', chunks: 4, ms: 150 }, { text: 'The answer is 42.' }] }] });
+    const first = run(fake, { task: 'What is the answer?' });
+    const sessionId = await new Promise<string>((resolve) => first.on('event', (event) => event.type === 'ready' && resolve(event.extra?.['session_id'] as string)));
+    await until(first, (event) => event.type === 'assistant-thinking-delta' || event.type === 'assistant-text-delta');
+    // Attached while the reasoning part streams: its part_start and the history's copy of it came before.
+    const second = run(fake, { sessionId, keepAlive: true });
+    const secondEvents: RunEvent[] = [];
+    second.on('event', (event) => void secondEvents.push(event));
+    await until(second, (event) => event.type === 'turn-complete');
+    await second.close();
+    expect(await first.outcome).toMatchObject({ status: 'done', finalText: 'The answer is 42.' });
+    expect(await second.outcome).toMatchObject({ status: 'done', finalText: 'The answer is 42.' });
+    expect(secondEvents.filter((event) => event.type === 'assistant-text-delta').map((event) => (event as { delta: string }).delta)).toEqual(['The answer is 42.']);
+    await allClosed(fake);
+  });
+
   it('PascalCase: a daemon that spells its tags PascalCase is understood; mewTagCase makes the client write them so', async () => {
     const fake = await daemon('pascal-case');
     const outcome = await run(fake, { task: 'hi', mewTagCase: 'PascalCase' }).outcome;
@@ -94,12 +111,39 @@ describe('connectRun mew: scenarios', () => {
     const allowed = await daemon('permission');
     const seen: unknown[] = [];
     await run(allowed, { task: 't', approve: (request) => (seen.push(request), true) }).outcome;
-    expect(allowed.receivedOf('permission_response')[0]!.message['decision']).toBe('allow');
+    expect(allowed.receivedOf('permission_response')[0]!.message['decision']).toBe('allow_once');
     expect(seen[0]).toMatchObject({ protocol: 'mew', kind: 'tool_permission', known: true, toolName: 'bash', input: { command: 'ls' } });
     const other = await daemon('resolved-by-other');
     const outcome = await run(other, { task: 't', approve: () => new Promise<boolean>(() => undefined) }).outcome;
     expect(outcome).toMatchObject({ status: 'done', finalText: 'resolved elsewhere' });
     expect(other.receivedOf('permission_response')).toEqual([]);
+  });
+
+  it('a daemon whose request ids are integers (u64) gets its answers with the same numbers; the run ends as it should', async () => {
+    const steps = [{ permission: 'bash', input: { command: 'ls' } }, { ask: ['Which file?'] }, { text: ' and done' }];
+    const fake = await daemon({ requestIds: 'integer', turns: [{ steps }] });
+    const seen: unknown[] = [];
+    const handle = run(fake, { task: 't', timeoutMs: 5000, approve: (request) => (seen.push(request), true), answerQuestion: () => 'src/index.ts' });
+    expect(await handle.outcome).toMatchObject({ status: 'done', finalText: 'src/index.ts and done' });
+    expect(seen[0]).toMatchObject({ kind: 'tool_permission', known: true, requestId: '1', toolName: 'bash' });
+    expect(fake.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'permission_response', request_id: 1, decision: 'allow_once' }]);
+    expect(fake.receivedOf('ask_user_response').map((entry) => entry.message)).toEqual([{ type: 'ask_user_response', request_id: 2, answers: ['src/index.ts'], cancelled: false }]);
+    const denied = await daemon({ requestIds: 'integer', turns: [{ steps }] });
+    expect(await run(denied, { task: 't', timeoutMs: 5000 }).outcome).toMatchObject({ status: 'done', finalText: '(no answer) and done' });
+    expect(denied.receivedOf('permission_response').map((entry) => entry.message)).toEqual([{ type: 'permission_response', request_id: 1, decision: 'deny' }]);
+  });
+
+  it('a request id past 2^53 (JSON.parse rounds it) is never answered with another id: the run fails request-unanswered', async () => {
+    const unsafe = '{"type":"permission_request","request_id":18446744073709551615,"tool_name":"bash","input":{}}';
+    const fake = await daemon({ requestIds: 'integer', turns: [{ steps: [{ raw: unsafe }, { pause: 10_000 }, { text: 'never' }] }] });
+    const handle = run(fake, { task: 't', timeoutMs: 5000, requestTimeoutMs: 300, approve: () => true });
+    const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'request-unanswered' });
+    expect(outcome.error).toMatch(/permission_request/);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_request', summary: expect.stringMatching(/cannot be answered/) }));
+    expect(fake.receivedOf('permission_response')).toEqual([]);
+    expect(fake.receivedOf('cancel')).toHaveLength(1);
+    await allClosed(fake);
   });
 
   it('ask_user_request is answered cancelled without answerQuestion, and with its answers when given', async () => {
@@ -108,6 +152,37 @@ describe('connectRun mew: scenarios', () => {
     expect(plain.receivedOf('ask_user_response')[0]!.message).toMatchObject({ answers: [], cancelled: true });
     const answered = await daemon('ask');
     expect(await run(answered, { task: 't', answerQuestion: () => 'src/index.ts' }).outcome).toMatchObject({ finalText: 'src/index.ts' });
+  });
+
+  it('the blocking requests of newer builds are denied as mew defines by default, or go to approve; nothing hangs', async () => {
+    const denied = await daemon('newer-requests');
+    expect(await run(denied, { task: 't', timeoutMs: 5000 }).outcome).toMatchObject({
+      status: 'done',
+      finalText: 'access to /etc/hosts denied. subagent bash denied. plan not approved. goal rejected. ',
+    });
+    expect([...denied.receivedOf('permission_response'), ...denied.receivedOf('plan_approval_response'), ...denied.receivedOf('goal_response')].map((entry) => entry.message)).toEqual([
+      { type: 'permission_response', request_id: 'workspace_1_1', decision: 'deny' },
+      { type: 'permission_response', request_id: 'subagent_1_2', decision: 'deny' },
+      { type: 'plan_approval_response', request_id: 'plan_1_3', approved: false },
+      { type: 'goal_response', request_id: 'goal_1_4', accepted: false },
+    ]);
+    const approved = await daemon('newer-requests');
+    const kinds: string[] = [];
+    const outcome = await run(approved, { task: 't', timeoutMs: 5000, approve: (request) => (kinds.push(request.kind), request.known) }).outcome;
+    expect(outcome).toMatchObject({ status: 'done', finalText: 'access to /etc/hosts allowed. subagent bash allowed. plan approved. goal accepted. ' });
+    expect(kinds).toEqual(['workspace_permission', 'subagent_permission', 'plan_approval', 'goal_proposal']);
+  });
+
+  it('a request of a kind subvisor cannot answer is surfaced, and fails the run request-unanswered unless another client settles it in time', async () => {
+    const fake = await daemon('unknown-request');
+    const handle = run(fake, { task: 't', timeoutMs: 5000, requestTimeoutMs: 300, approve: () => 'approve-unknown-kind' });
+    const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'request-unanswered', error: expect.stringMatching(/hologram_request/) });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'hologram_request', summary: expect.stringMatching(/cannot be answered/) }));
+    expect(fake.receivedOf('cancel')).toHaveLength(1);
+    const settled = await daemon({ turns: [{ steps: [{ blockingRequest: 'hologram_request', resolvedByOther: 100 }, { text: 'settled elsewhere' }] }] });
+    expect(await run(settled, { task: 't', timeoutMs: 5000, requestTimeoutMs: 2000 }).outcome).toMatchObject({ status: 'done', finalText: 'settled elsewhere' });
+    await allClosed(fake);
   });
 
   it('a failed turn and a rejected submission end the run failed with mew\'s message', async () => {
@@ -142,6 +217,16 @@ describe('connectRun mew: faults and ends', () => {
     expect(b).toMatchObject({ status: 'failed', errorCode: 'no-pong' });
     await allClosed(dropped);
     await allClosed(hung);
+  });
+
+  it('attaching to a session the daemon does not know fails unknown-session promptly', async () => {
+    const fake = await daemon('chat');
+    const started = Date.now();
+    const outcome = await connectRun({ protocol: 'mew', url: fake.url, sessionId: 'nope', task: 't', timeoutMs: 5000, killGraceMs: 500 }).outcome;
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'unknown-session', error: 'mew could not attach session nope: session not found' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(fake.receivedOf('submit_prompt')).toEqual([]);
+    await allClosed(fake);
   });
 
   it('an old daemon (wire revision 2) is refused with version-mismatch before the task is sent', async () => {

@@ -26,7 +26,7 @@ describe('the session against the fake daemon', () => {
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(received(daemon).filter((type) => type !== 'ping')).toEqual(['new_session', 'submit_prompt']);
     expect(daemon.received[1]!.message).toEqual({ type: 'new_session', cwd: '/tmp' });
-    expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'stop', { inputTokens: 100, outputTokens: 3, costUsd: 0.001 }]);
+    expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'stop', { inputTokens: 100, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.001, other: { reasoning: 0 } }]);
   });
 
   it('PascalCase both ways: the daemon spells its tags PascalCase, the session writes them on request', async () => {
@@ -34,7 +34,7 @@ describe('the session against the fake daemon', () => {
     await until(() => rec.facts_('turnCompleted').length === 1);
     expect(session.answer()?.text).toBe('ok');
     expect(received(daemon)).toContain('SubmitPrompt');
-    expect(daemon.received.find((entry) => entry.message['type'] === 'PermissionResponse')!.message['decision']).toBe('Allow');
+    expect(daemon.received.find((entry) => entry.message['type'] === 'PermissionResponse')!.message['decision']).toBe('allow_once');
   });
 
   it('denies a permission by default, and a request resolved by another client gets no response', async () => {

@@ -1,7 +1,7 @@
 // Unit tests of the mew session: handshake, versions, both tag spellings, turns, answer, receipts, controls, the end.
 import { describe, expect, it } from 'vitest';
 import { MEW_FINALIZE_PROMPT, STEER_REFUSAL } from '../src/drivers/mew/mew-session.js';
-import { delta, IDLE, messageEnd, mewSession, PONG, READY, TURN_COMPLETE, TURN_FAILED } from './helpers/mew-recorder.js';
+import { delta, IDLE, messageEnd, mewSession, partStart, PONG, READY, TEXT_START, TURN_COMPLETE, TURN_FAILED } from './helpers/mew-recorder.js';
 
 describe('handshake', () => {
   it('pings and creates a session in cwd, is ready only after pong and session_ready, then submits the task', () => {
@@ -32,6 +32,35 @@ describe('handshake', () => {
     expect(rec.facts_('ready')).toEqual([]);
   });
 
+  it('an error answering attach_session (mew: "session not found") fails the run unknown-session, nothing submitted', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'nope', task: 'x' });
+    session.opened();
+    feed(PONG, { type: 'error', message: 'session not found' });
+    expect(rec.facts_('fatal')).toEqual([['fatal', 'unknown-session', 'mew could not attach session nope: session not found']]);
+    expect(rec.facts_('leave')).toHaveLength(1);
+    expect(rec.sentOf('submit_prompt')).toEqual([]);
+  });
+
+  it('the errors of a handshake are read in mew\'s order: one before the pong answers the ping (an old daemon), then the session\'s', () => {
+    const old = mewSession({ sessionId: 'sess_1' });
+    old.session.opened();
+    old.feed({ type: 'error', message: 'invalid message: unknown variant `ping`' }, { type: 'error', message: 'session not found' });
+    expect(old.rec.facts_('fatal')).toEqual([['fatal', 'version-mismatch', expect.stringMatching(/answered ping with an error \(invalid message: unknown variant `ping`\).*revision 3/)]]);
+    const fresh = mewSession({ cwd: '/gone', task: 'x' });
+    fresh.session.opened();
+    fresh.feed(PONG, { type: 'error', message: 'session cwd does not exist: /gone' });
+    expect(fresh.rec.facts_('fatal')).toEqual([['fatal', 'child-error', 'mew could not create a session: session cwd does not exist: /gone']]);
+  });
+
+  it('a session gone when re-attaching after a lost connection fails unknown-session', () => {
+    const { rec, session, feed, handshake } = mewSession();
+    handshake();
+    expect(session.connectionLost('connection-lost', 'reset')).toBe(true);
+    session.opened();
+    feed(PONG, { type: 'error', message: 'session not found' });
+    expect(rec.facts_('fatal')).toEqual([['fatal', 'unknown-session', 'mew could not attach session sess_1: session not found']]);
+  });
+
   it('refuses a daemon below wire revision 3, or one that does not say, with a clear error and nothing submitted', () => {
     for (const pong of [{ type: 'pong', version: '0.4.1', protocol_version: 2 }, { type: 'pong', version: '0.4.1' }, { type: 'pong', protocol_version: '3' }]) {
       const { rec, session, feed } = mewSession({ task: 'x' });
@@ -53,8 +82,9 @@ describe('handshake', () => {
     session.opened();
     feed({ type: 'Pong', version: '1', protocol_version: 3 }, { type: 'SessionReady', session_id: 'sess_1' });
     feed({ type: 'PromptReceipt', session_id: 'sess_1', request_id: 'r-1', status: 'Accepted' });
+    feed({ type: 'Provider', event: { type: 'PartStart', part: { type: 'text', id: 'p', text: '' } } });
     feed({ type: 'Provider', event: { type: 'PartDelta', part_id: 'p', field: 'text', delta: 'hi' } }, { type: 'SessionAlert', alert: 'TurnComplete' });
-    expect(rec.events.map((event) => event.type)).toEqual(['ready', 'info', 'turn-started', 'assistant-text-delta', 'info', 'turn-complete']);
+    expect(rec.events.map((event) => event.type)).toEqual(['ready', 'info', 'turn-started', 'info', 'assistant-text-delta', 'info', 'turn-complete']);
     expect(session.answer()).toEqual({ text: 'hi', truncated: false });
   });
 
@@ -80,34 +110,40 @@ describe('handshake', () => {
 });
 
 describe('turns', () => {
-  it('maps a whole turn: text and thinking by part field, tools by call id, usage and cost summed over message_end', () => {
+  it('maps a whole turn: text and thinking by part type, tools by call id, usage and cost summed over message_end', () => {
     const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
     handshake();
     receipt('accepted');
     feed(
-      delta('hmm', 'thinking'),
+      partStart('reasoning', 'r1'),
+      delta('hmm', 'r1'),
+      TEXT_START,
       delta('Hel'),
-      { type: 'provider', event: { type: 'part_delta', part_id: 'p2', field: 'input_json', delta: '{"a"' } },
-      messageEnd({ input_tokens: 100, output_tokens: 5 }, 0.25, 'tool_use'),
+      partStart('tool_call', 'p2'),
+      delta('{"a"', 'p2', 'arguments'),
+      // mew_message::Tokens {input, output, reasoning, cache_read, cache_write}.
+      messageEnd({ input: 100, output: 5, reasoning: 0, cache_read: 0, cache_write: 0 }, 0.25, 'tool_use'),
       { type: 'tool_start', call_id: 'c1', name: 'read_file' },
       { type: 'tool_progress', call_id: 'c1', chunk: 'partial' },
       { type: 'tool_end', call_id: 'c1', success: true },
-      { type: 'provider', event: { type: 'retry_wait', attempt: 2, delay_ms: 500 } },
+      // mew_message::ProviderEventWire::RetryWait {attempt, max_attempts, delay_secs, reason}.
+      { type: 'provider', event: { type: 'retry_wait', attempt: 2, max_attempts: 5, delay_secs: 1, reason: '429 Too Many Requests' } },
       delta('lo'),
-      messageEnd({ input_tokens: 120, output_tokens: 7 }, 0.5),
+      messageEnd({ input: 120, output: 7, reasoning: 0, cache_read: 0, cache_write: 0 }, 0.5),
       { type: 'subagent_start', parent_call_id: 'c1', name: 'helper', child_session_id: 's2' },
       TURN_COMPLETE,
       IDLE,
     );
     const types = rec.events.map((event) => event.type);
     expect(types.slice(2)).toEqual([
-      'turn-started', 'assistant-thinking-delta', 'assistant-text-delta', 'info', 'llm-end', 'tool-call', 'info', 'tool-result', 'info',
+      'turn-started', 'info', 'assistant-thinking-delta', 'info', 'assistant-text-delta', 'info', 'info', 'llm-end', 'tool-call', 'info', 'tool-result', 'info',
       'assistant-text-delta', 'llm-end', 'info', 'info', 'turn-complete', 'info',
     ]);
     expect(rec.events.find((event) => event.type === 'tool-call')).toEqual({ type: 'tool-call', name: 'read_file', id: 'c1' });
     expect(rec.events.find((event) => event.type === 'tool-result')).toEqual({ type: 'tool-result', name: 'read_file', isError: false, id: 'c1', toolCallId: 'c1' });
-    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', summary: 'the provider call failed; retrying (attempt 2) in 500 ms' }));
-    const usage = { inputTokens: 220, outputTokens: 12, costUsd: 0.75 };
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', summary: 'the provider call failed (429 Too Many Requests); retrying (attempt 2 of 5) in 1000 ms' }));
+    // mew's reasoning token count has no Usage field of its own: it is kept under other.
+    const usage = { inputTokens: 220, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.75, other: { reasoning: 0 } };
     expect(rec.facts_('turnCompleted')).toEqual([['turnCompleted', 1, 'stop', usage]]);
     expect(session.answer()).toEqual({ text: 'Hello', truncated: false });
     expect(session.state).toBe('ready');
@@ -137,7 +173,7 @@ describe('turns', () => {
     expect(rec.events.find((event) => event.type === 'error')).toEqual({ type: 'error', error: 'context window exceeded' });
     expect(session.send({ type: 'prompt', text: 'again' })).toEqual({ ref: 2 });
     receipt('accepted');
-    feed(delta('fine'), TURN_COMPLETE);
+    feed(TEXT_START, delta('fine'), TURN_COMPLETE);
     session.send({ type: 'close' }).then!();
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'fine' } });
@@ -181,6 +217,117 @@ describe('turns', () => {
     feed(TURN_COMPLETE);
     expect(session.state).toBe('ready');
     expect(rec.facts_('turnCompleted')).toHaveLength(1);
+  });
+});
+
+describe('parts: what is the answer', () => {
+  const deltas = (events: ReadonlyArray<{ type: string }>, type: string) => events.filter((event) => event.type === type).map((event) => (event as Record<string, unknown>)['delta']);
+
+  it('a delta is classified by the type of the part it names: text is the answer, reasoning is thinking, a tool call neither', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    // mew's providers: reasoning and text deltas both have field "text"; only part_start says which part is which.
+    feed(partStart('reasoning', 'r1'), delta('Considering the files.', 'r1'), partStart('tool_call', 'c1'), delta('{"path":"a"}', 'c1', 'arguments'));
+    feed(partStart('text', 't1'), delta('The answer', 't1'), delta(' is 42.', 't1'), TURN_COMPLETE);
+    expect(session.answer()).toEqual({ text: 'The answer is 42.', truncated: false });
+    expect(deltas(rec.events, 'assistant-thinking-delta')).toEqual(['Considering the files.']);
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['The answer', ' is 42.']);
+    session.send({ type: 'close' }).then!();
+    expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'The answer is 42.' } });
+  });
+
+  it('a delta of a part this run never saw start is surfaced as info, never as the answer', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed(TEXT_START, delta('kept', 'p1'), delta('stray', 'unseen-part'), TURN_COMPLETE);
+    expect(session.answer()?.text).toBe('kept');
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'provider.part_delta', summary: expect.stringMatching(/part_start this client did not see/) }));
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['kept']);
+  });
+
+  it('PascalCase daemons: PartStart / PartDelta tags (and a PascalCase part type) are read the same way', () => {
+    const { rec, session, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    const pascal = (message: { event: Record<string, unknown> }, tag: string) => ({ type: 'Provider', event: { ...message.event, type: tag } });
+    const reasoning = partStart('reasoning', 'r1');
+    feed(pascal(reasoning, 'PartStart'), pascal(delta('Thinking hard.', 'r1'), 'PartDelta'));
+    feed({ type: 'Provider', event: { type: 'PartStart', part: { ...partStart('text', 't1').event.part, type: 'Text' } } }, pascal(delta('Pascal answer.', 't1'), 'PartDelta'));
+    feed({ type: 'SessionAlert', kind: 'TurnComplete' });
+    expect(session.answer()?.text).toBe('Pascal answer.');
+    expect(deltas(rec.events, 'assistant-thinking-delta')).toEqual(['Thinking hard.']);
+  });
+
+  it('after attach_session mid-turn: neither session_history nor the deltas of a part started before the attach are the answer', () => {
+    const { rec, session, feed } = mewSession({ sessionId: 'sess_1' });
+    session.opened();
+    const history = [
+      { id: 'm0', session_id: 'sess_1', role: 'user', parts: [{ type: 'text', id: 'u1', message_id: 'm0', session_id: 'sess_1', text: 'What is the answer?' }], time: { created: 1 } },
+      { id: 'msg_1', session_id: 'sess_1', role: 'assistant', parts: [{ type: 'reasoning', id: 'r1', message_id: 'msg_1', session_id: 'sess_1', text: 'Considering the files.' }], time: { created: 2 } },
+    ];
+    feed(PONG, READY, { type: 'session_history', messages: history });
+    // Another client's turn goes on: the reasoning part it started before this client attached, then a new text part.
+    feed(delta(' Still considering.', 'r1'), partStart('text', 't1'), delta('The answer is 42.', 't1'), TURN_COMPLETE);
+    expect(session.answer()).toEqual({ text: 'The answer is 42.', truncated: false });
+    expect(deltas(rec.events, 'assistant-text-delta')).toEqual(['The answer is 42.']);
+  });
+});
+
+describe('request ids', () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it('a numeric request_id (older builds: u64) is answered with the number as it came: permissions, questions, request_resolved', async () => {
+    const seen: unknown[] = [];
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: (request) => (seen.push(request), true), answerQuestion: () => 'src/a.ts' });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'permission_request', request_id: 7, tool_name: 'bash', input: { command: 'ls' } });
+    feed({ type: 'ask_user_request', request_id: 8, call_id: 'c2', questions: [{ prompt: 'Which file?', options: [] }] });
+    await tick();
+    expect(seen[0]).toMatchObject({ kind: 'tool_permission', known: true, requestId: '7', toolName: 'bash' });
+    expect(rec.sentOf('permission_response')).toEqual([{ type: 'permission_response', request_id: 7, decision: 'allow_once' }]);
+    expect(rec.sentOf('ask_user_response')).toEqual([{ type: 'ask_user_response', request_id: 8, answers: ['src/a.ts'], cancelled: false }]);
+    expect(rec.rejections).toEqual([]);
+  });
+
+  it('request_resolved with a numeric id dismisses the request this client had not answered', async () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: () => new Promise<boolean>(() => undefined) });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'permission_request', request_id: 41, tool_name: 'bash', input: {} }, { type: 'request_resolved', request_id: 41 });
+    await tick();
+    expect(rec.sentOf('permission_response')).toEqual([]);
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_response', decidedBy: 'another-client' }));
+  });
+
+  it('an integer past 2^53 cannot be echoed exactly: never answered (no other id), surfaced, reported blocked until mew resolves it', async () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go', approve: () => true });
+    handshake();
+    receipt('accepted');
+    // JSON.parse('18446744073709551615') is 18446744073709552000: answering it would name another request.
+    feed({ type: 'permission_request', request_id: 18446744073709551615, tool_name: 'bash', input: {} });
+    await tick();
+    expect(rec.sentOf('permission_response')).toEqual([]);
+    expect(rec.facts_('blocked')).toEqual([['blocked', '18446744073709552000', expect.stringMatching(/permission_request/)]]);
+    expect(rec.events).toContainEqual(expect.objectContaining({ type: 'info', nativeType: 'permission_request', summary: expect.stringMatching(/cannot be answered/) }));
+    feed({ type: 'request_resolved', request_id: 18446744073709551615 });
+    expect(rec.facts_('unblocked')).toEqual([['unblocked', '18446744073709552000']]);
+  });
+});
+
+describe('blocking requests', () => {
+  it('PascalCase request tags are read as snake_case; a request nobody here can answer is blocked until its turn ends', () => {
+    const { rec, feed, handshake, receipt } = mewSession({ task: 'go' });
+    handshake();
+    receipt('accepted');
+    feed({ type: 'PlanApprovalRequest', request_id: 'p1', call_id: 'c', plan_path: 'p.md', plan_markdown: '# P', persona: 'plan' });
+    feed({ type: 'HologramRequest', request_id: 'h1' });
+    expect(rec.sentOf('plan_approval_response')).toEqual([{ type: 'plan_approval_response', request_id: 'p1', approved: false }]);
+    expect(rec.facts_('blocked')).toEqual([['blocked', '"h1"', expect.stringMatching(/hologram_request/)]]);
+    feed(TURN_COMPLETE);
+    expect(rec.facts_('unblocked')).toEqual([['unblocked', '"h1"']]);
   });
 });
 
@@ -241,7 +388,7 @@ describe('controls', () => {
     expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'aborted', undefined]);
     expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: MEW_FINALIZE_PROMPT });
     receipt('accepted');
-    feed(delta('summary'), TURN_COMPLETE);
+    feed(TEXT_START, delta('summary'), TURN_COMPLETE);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'summary' } });
   });
@@ -251,7 +398,7 @@ describe('controls', () => {
     handshake();
     expect(session.send({ type: 'finalize', note: 'wrap up' })).toEqual({ ref: 1, status: 'accepted' });
     expect(rec.sentOf('submit_prompt')).toEqual([{ type: 'submit_prompt', session_id: 'sess_1', request_id: 'r-1', text: 'wrap up', attachments: [] }]);
-    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, delta('final words'), TURN_COMPLETE);
+    feed({ type: 'prompt_receipt', request_id: 'r-1', status: 'accepted' }, TEXT_START, delta('final words'), TURN_COMPLETE);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);
     expect(rec.facts_('result')[0]![1]).toMatchObject({ answer: { text: 'final words' } });
   });

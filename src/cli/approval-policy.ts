@@ -12,8 +12,9 @@ export type AskLine = (question: string) => Promise<string>;
 const SHOWN_CHARS = 400;
 
 /**
- * The approve callback of a mode. `never` denies everything; `always-known` approves the four kinds
- * seed 002 documents and denies any other; `ask` asks on the terminal when there is one (`ask`
+ * The approve callback of a mode. `never` denies everything; `always-known` approves every known kind
+ * (the four seed 002 documents, mew's permissions, plans and goals that carry their fields) and denies
+ * any other; `ask` asks on the terminal when there is one (`ask`
  * given), and denies everything when there is none. An unknown kind is approved only when the user
  * types `yes` in full to a prompt that says the kind is unknown.
  */
@@ -67,6 +68,20 @@ export function describeRequest(request: ApprovalRequest): string {
     case 'tool_permission':
       show('tool', request.toolName);
       show('input', JSON.stringify(request.input));
+      break;
+    case 'workspace_permission':
+      show('path', request.path);
+      break;
+    case 'subagent_permission':
+      show('tool', `${request.toolName} (a subagent of call ${request.parentCallId})`);
+      show('input', JSON.stringify(request.input));
+      break;
+    case 'plan_approval':
+      show('plan', `${request.planPath} (persona ${request.persona})`);
+      show('markdown', request.planMarkdown);
+      break;
+    case 'goal_proposal':
+      show('goal', request.objective);
       break;
   }
   return lines.join('\n');

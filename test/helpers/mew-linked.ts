@@ -1,5 +1,6 @@
 // An in-process pair: a MewSession wired to a FakeMewDaemon without sockets (messages cross on microtasks; a drop re-attaches like the channel).
 import { encodeMessage } from '../../src/drivers/mew/messages.js';
+import type { MewWireCase } from '../../src/drivers/mew/messages.js';
 import { MewSession } from '../../src/drivers/mew/mew-session.js';
 import type { MewSessionOptions } from '../../src/drivers/mew/session-types.js';
 import { FakeMewDaemon } from '../../src/testing/mew/daemon.js';
@@ -7,7 +8,8 @@ import type { ClientLink } from '../../src/testing/mew/daemon.js';
 import type { MewDaemonScenario } from '../../src/testing/mew/scenario.js';
 import { mewRecorder } from './mew-recorder.js';
 
-export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessionOptions> = {}) {
+/** `wireCase`: how the session's messages are spelled on their way to the daemon (the driver's `mewTagCase`). */
+export function linkedMew(scenario: MewDaemonScenario, { wireCase = 'snake_case', ...options }: Partial<MewSessionOptions> & { wireCase?: MewWireCase } = {}) {
   const daemon = new FakeMewDaemon(scenario);
   const rec = mewRecorder();
   let link: ClientLink | undefined;
@@ -37,7 +39,7 @@ export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessi
         if (!up) return false;
         rec.sent.push(message);
         const target = link!;
-        const text = encodeMessage(message, options.wireCase ?? 'snake_case');
+        const text = encodeMessage(message, wireCase);
         queueMicrotask(() => target.message(text));
         return true;
       },
@@ -51,7 +53,7 @@ export function linkedMew(scenario: MewDaemonScenario, options: Partial<MewSessi
       attached: () => void rec.log.push(['attached']),
     },
     rec.facts,
-    { requestIdPrefix: 'r', maxAnswerChars: 1_000_000, wireCase: 'snake_case', ...options },
+    { requestIdPrefix: 'r', maxAnswerChars: 1_000_000, ...options },
   );
   connect();
   const until = async (check: () => boolean, limitMs = 5000) => {

@@ -56,6 +56,8 @@ export function mewRecorder(): MewRecorder {
       result: (report) => void log.push(['result', report]),
       exit: (end) => void log.push(['exit', end]),
       fatal: (code, error) => void log.push(['fatal', code, error]),
+      blocked: (id, what) => void log.push(['blocked', id, what]),
+      unblocked: (id) => void log.push(['unblocked', id]),
     },
     sentOf: (type) => sent.filter((message) => message.type === type),
     facts_: (name) => log.filter((entry) => entry[0] === name),
@@ -72,7 +74,6 @@ export function mewSession(options: Partial<MewSessionOptions> = {}) {
   const session = new MewSession(rec.io, rec.facts, {
     requestIdPrefix: 'r',
     maxAnswerChars: 1_000_000,
-    wireCase: 'snake_case',
     ...options,
   });
   /** Feeds decoded messages, as the transport hands them over (a copy: the session may not keep the caller's object). */
@@ -91,7 +92,15 @@ export function mewSession(options: Partial<MewSessionOptions> = {}) {
   return { rec, session, feed, handshake, receipt };
 }
 
-export const delta = (text: string, field = 'text') => ({ type: 'provider', event: { type: 'part_delta', part_id: 'p1', field, delta: text } });
+/** `part_start` of a part as mew's providers announce it (`mew_message::Part`: its type, ids, and empty text). */
+export const partStart = (partType: string, id: string) => ({
+  type: 'provider',
+  event: { type: 'part_start', part: { type: partType, id, message_id: 'msg_1', session_id: 'sess_1', ...(partType === 'tool_call' ? {} : { text: '' }) } },
+});
+/** The text part most tests stream their answer in (`p1`). */
+export const TEXT_START = partStart('text', 'p1');
+/** A `part_delta` (the field is `text` for text and reasoning parts alike). */
+export const delta = (text: string, partId = 'p1', field = 'text') => ({ type: 'provider', event: { type: 'part_delta', part_id: partId, field, delta: text } });
 export const messageEnd = (usage: object, cost?: number, finish = 'stop') => ({
   type: 'provider',
   event: { type: 'message_end', finish, usage, ...(cost === undefined ? {} : { cost }) },

@@ -54,11 +54,51 @@ export interface RouteApproval extends ApprovalBase {
 export interface ToolPermissionApproval extends ApprovalBase {
   kind: 'tool_permission';
   known: true;
-  /** mew's `request_id`: the response names it. */
+  /** mew's `request_id` (an integer id of an older build in decimal): the response names it as mew sent it. */
   requestId: string;
   toolName: string;
   /** The tool's input as mew sent it (untrusted); null when absent. */
   input: JsonValue;
+}
+
+/** `workspace_permission` (mew's `workspace_permission_request`): the agent wants to use `path`, outside its workspace. */
+export interface WorkspacePermissionApproval extends ApprovalBase {
+  kind: 'workspace_permission';
+  known: true;
+  /** mew's `request_id` (as for {@link ToolPermissionApproval}). */
+  requestId: string;
+  path: string;
+}
+
+/** `subagent_permission` (mew's `subagent_permission_request`): a subagent (started by the call `parentCallId`) wants to run `toolName`. */
+export interface SubagentPermissionApproval extends ApprovalBase {
+  kind: 'subagent_permission';
+  known: true;
+  requestId: string;
+  parentCallId: string;
+  toolName: string;
+  /** The tool's input as mew sent it (untrusted); null when absent. */
+  input: JsonValue;
+}
+
+/** `plan_approval` (mew's `plan_approval_request`): the agent wrote a plan (`planMarkdown`, saved at `planPath`) and waits for it to be approved. */
+export interface PlanApproval extends ApprovalBase {
+  kind: 'plan_approval';
+  known: true;
+  requestId: string;
+  callId: string;
+  planPath: string;
+  planMarkdown: string;
+  persona: string;
+}
+
+/** `goal_proposal` (mew's `goal_proposed`): the agent proposes a goal; once accepted it keeps working until it is met. */
+export interface GoalProposalApproval extends ApprovalBase {
+  kind: 'goal_proposal';
+  known: true;
+  requestId: string;
+  callId: string;
+  objective: string;
 }
 
 /**
@@ -78,6 +118,10 @@ export type ApprovalRequest =
   | FileWriteApproval
   | RouteApproval
   | ToolPermissionApproval
+  | WorkspacePermissionApproval
+  | SubagentPermissionApproval
+  | PlanApproval
+  | GoalProposalApproval
   | UnknownApproval;
 
 /**

@@ -13,28 +13,31 @@ export const NOTICES: ReadonlySet<string> = new Set([
   'todos_updated', 'job_update', 'job_output', 'job_output_error', 'slash_result', 'project_list', 'session_usage_changed',
 ]);
 
-/** Which streamed part a `part_delta` belongs to, by its `field`. */
-export type DeltaKind = 'text' | 'thinking' | 'other';
+/**
+ * What a `part_delta` adds to. mew's providers stream a reasoning part exactly like a text part (the
+ * delta's `field` is `text` for both; a tool call's are `call_id`, `tool_name`, `arguments`, Anthropic's
+ * redacted thinking `encrypted_content`): only the type of the part its `part_id` names, announced by
+ * `part_start`, says which is which. `unseen`: a part whose `part_start` this client did not see (it began
+ * before the client attached), so nothing says what it is.
+ */
+export type DeltaKind = 'answer' | 'thinking' | 'other' | 'unseen';
 
-/** `part_delta.field` values that carry thinking rather than answer text. */
-const THINKING_FIELDS = new Set(['thinking', 'reasoning', 'reasoning_content']);
-
-/** The kind of a `part_delta`: `text` (the answer), `thinking`, or another field (tool input and the like). */
-export function deltaKind(event: JsonObject): DeltaKind {
-  const field = stringField(event, 'field') ?? 'text';
-  if (field === 'text' || field === 'content') return 'text';
-  return THINKING_FIELDS.has(field) ? 'thinking' : 'other';
+/** The kind of a `part_delta`, given the type (snake_case) of the part it names (undefined: never announced). */
+export function deltaKind(event: JsonObject, partType: string | undefined): DeltaKind {
+  if (partType === undefined) return 'unseen';
+  if ((stringField(event, 'field') ?? 'text') !== 'text') return 'other';
+  return partType === 'text' ? 'answer' : partType === 'reasoning' ? 'thinking' : 'other';
 }
 
-/** The RunEvent of one `provider` event (its `event` already normalized by readMessage). */
-export function providerDraft(event: JsonObject): EventDraft {
+/** The RunEvent of one `provider` event (its `event` already normalized by readMessage); `delta`: the kind of a `part_delta`. */
+export function providerDraft(event: JsonObject, delta: DeltaKind = 'unseen'): EventDraft {
   const tag = stringField(event, 'type') ?? 'unknown';
   const frame = { ...event, type: `provider.${tag}` };
   switch (tag) {
     case 'part_delta': {
-      const kind = deltaKind(event);
-      if (kind === 'other') return passthrough(frame);
-      const type = kind === 'text' ? 'assistant-text-delta' : 'assistant-thinking-delta';
+      if (delta === 'unseen') return passthrough(frame, 'a delta of a part whose part_start this client did not see (it began before the client attached): not taken as the answer');
+      if (delta === 'other') return passthrough(frame);
+      const type = delta === 'answer' ? 'assistant-text-delta' : 'assistant-thinking-delta';
       // readMessage checked `delta` (required, a string).
       return withExtras({ type, delta: event['delta'] as string }, frame, ['delta']);
     }
@@ -46,17 +49,22 @@ export function providerDraft(event: JsonObject): EventDraft {
       if (usage !== undefined) draft.usage = usage;
       return withExtras(draft, frame, ['finish', 'usage', 'cost']);
     }
-    case 'retry_wait': {
-      const attempt = event['attempt'];
-      const delay = event['delay_ms'];
-      const summary = `the provider call failed; retrying${typeof attempt === 'number' ? ` (attempt ${attempt})` : ''}${typeof delay === 'number' ? ` in ${delay} ms` : ''}`;
-      return passthrough(frame, summary);
-    }
+    case 'retry_wait':
+      return passthrough(frame, retrySummary(event));
     case 'error':
       return withExtras({ type: 'error', error: stringField(event, 'message') ?? 'the provider reported an error', source: 'provider' }, frame, ['message']);
     default:
       return passthrough(frame);
   }
+}
+
+/** `retry_wait {attempt, max_attempts, delay_secs, reason}` (mew_message::ProviderEventWire; `delay_ms` read too) in one line. */
+function retrySummary(event: JsonObject): string {
+  const [attempt, max, secs, ms] = [event['attempt'], event['max_attempts'], event['delay_secs'], event['delay_ms']];
+  const delay = typeof ms === 'number' ? ms : typeof secs === 'number' ? secs * 1000 : undefined;
+  const reason = stringField(event, 'reason');
+  const of = typeof attempt === 'number' ? ` (attempt ${attempt}${typeof max === 'number' ? ` of ${max}` : ''})` : '';
+  return `the provider call failed${reason === undefined ? '' : ` (${reason})`}; retrying${of}${delay === undefined ? '' : ` in ${delay} ms`}`;
 }
 
 /**

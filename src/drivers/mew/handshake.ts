@@ -1,6 +1,7 @@
 // Attaching to a mew session on each connection: the greeting, the wire-revision check, and when the session is ready.
 import { withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
+import { MEW_MIN_PROTOCOL_VERSION, stringField } from './messages.js';
 import type { MessageRejection, MewMessage } from './messages.js';
 import { versionProblem } from './session-signals.js';
 
@@ -12,7 +13,7 @@ export interface HandshakeHooks {
   ready(event: EventDraft): void;
   /** Attached again after a lost connection, to the same session. */
   reattached(message: MewMessage): void;
-  fail(code: 'version-mismatch' | 'protocol-error', error: string): void;
+  fail(code: 'version-mismatch' | 'protocol-error' | 'unknown-session' | 'child-error', error: string): void;
   rejected(rejection: MessageRejection): void;
 }
 
@@ -20,7 +21,8 @@ export interface HandshakeHooks {
  * On every connection: `ping` (its `pong` carries the wire revision), then `new_session {cwd}` or
  * `attach_session {session_id}` (the given session, or after a reconnect the one mew created). Ready
  * once both `pong` and `session_ready` came, in either order. Every `pong` is checked: a reconnect may
- * reach another daemon.
+ * reach another daemon. mew answers either request with `error {message}` when it refuses it (see
+ * {@link Handshake.error}): the run then fails rather than wait for a reply that will not come.
  */
 export class Handshake {
   readonly #hooks: HandshakeHooks;
@@ -30,6 +32,10 @@ export class Handshake {
   #pongSeen = false;
   #readyEvent: EventDraft | undefined;
   #ready = false;
+  /** This connection's greeting: the session asked for (undefined: a new one), and which replies came. */
+  #asked: string | undefined;
+  #pingAnswered = false;
+  #sessionAnswered = false;
 
   constructor(hooks: HandshakeHooks, options: { cwd?: string | undefined; sessionId?: string | undefined }) {
     this.#hooks = hooks;
@@ -49,8 +55,11 @@ export class Handshake {
 
   /** A connection opened (`reattach`: after a lost one). */
   greet(reattach: boolean): void {
+    this.#pingAnswered = false;
+    this.#sessionAnswered = false;
     this.#hooks.send({ type: 'ping' });
     const attachTo = reattach ? this.#sessionId : this.#wanted;
+    this.#asked = attachTo;
     if (attachTo !== undefined) this.#hooks.send({ type: 'attach_session', session_id: attachTo });
     else this.#hooks.send(this.#cwd === undefined ? { type: 'new_session' } : { type: 'new_session', cwd: this.#cwd });
   }
@@ -58,11 +67,13 @@ export class Handshake {
   pong(message: MewMessage): void {
     const problem = versionProblem(message);
     if (problem !== undefined) return this.#hooks.fail('version-mismatch', problem);
+    this.#pingAnswered = true;
     this.#pongSeen = true;
     this.#maybeReady();
   }
 
   sessionReady(message: MewMessage): void {
+    this.#sessionAnswered = true;
     const id = message['session_id'] as string;
     if (this.#ready) {
       if (id !== this.#sessionId) return this.#hooks.fail('protocol-error', `mew switched this connection to another session (${id})`);
@@ -77,6 +88,28 @@ export class Handshake {
     this.#hooks.attached();
     this.#readyEvent = withExtras({ type: 'ready' }, message, []);
     this.#maybeReady();
+  }
+
+  /**
+   * An `error` message: true when it answers this connection's greeting (the run then fails), false when
+   * it is an error of the session (for the caller to report). mew-daemon's handle_connection answers a
+   * connection's messages in order, so the first reply answers `ping` and the next the session request:
+   * an error first means a daemon without `ping` (older than revision 3); one after the pong refuses the
+   * session: `attach_session` of a session it does not hold (`session not found`), or `new_session` (a
+   * cwd that does not exist...).
+   */
+  error(message: MewMessage): boolean {
+    const text = stringField(message, 'message') ?? 'no message';
+    if (!this.#pingAnswered) {
+      this.#pingAnswered = true;
+      this.#hooks.fail('version-mismatch', `the mew daemon answered ping with an error (${text}): it predates the pong that tells its wire revision; subvisor needs revision ${MEW_MIN_PROTOCOL_VERSION} or later: upgrade mew`);
+      return true;
+    }
+    if (this.#sessionAnswered) return false;
+    this.#sessionAnswered = true;
+    if (this.#asked !== undefined) this.#hooks.fail('unknown-session', `mew could not attach session ${this.#asked}: ${text}`);
+    else this.#hooks.fail('child-error', `mew could not create a session: ${text}`);
+    return true;
   }
 
   #maybeReady(): void {

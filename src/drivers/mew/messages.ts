@@ -62,9 +62,9 @@ const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
   tool_start: { call_id: req('string'), name: opt('string'), tool_name: opt('string') },
   tool_progress: { call_id: req('string'), chunk: opt('string') },
   tool_end: { call_id: req('string'), success: opt('boolean') },
-  permission_request: { request_id: req('string'), tool_name: opt('string') },
-  ask_user_request: { request_id: req('string'), call_id: opt('string'), questions: opt('array') },
-  request_resolved: { request_id: req('string') },
+  // A request's request_id (a string, or an integer in older builds) is read by requests.ts.
+  permission_request: { tool_name: opt('string') },
+  ask_user_request: { call_id: opt('string'), questions: opt('array') },
   error: { message: opt('string') },
   error_event: { message: opt('string') },
   pong: { version: opt('string') },
@@ -75,9 +75,10 @@ const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
 
 /** The fields of a `provider` message's `event` the driver reads, per event tag. */
 const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
+  part_start: { part: opt('object') },
   part_delta: { field: opt('string'), delta: req('string'), part_id: opt('string') },
   message_end: { finish: opt('string'), usage: opt('object'), cost: opt('number') },
-  retry_wait: { attempt: opt('integer'), delay_ms: opt('number') },
+  retry_wait: { attempt: opt('integer'), max_attempts: opt('integer'), delay_secs: opt('number'), delay_ms: opt('number'), reason: opt('string') },
   error: { message: opt('string') },
 };
 
@@ -150,7 +151,7 @@ export function encodeMessage(message: MewMessage, wireCase: MewWireCase): strin
   return JSON.stringify({ ...message, type: spellTag(message.type, wireCase) });
 }
 
-/** A snake_case enum value (a permission decision) spelled as `wireCase` asks. */
+/** A snake_case tag spelled as `wireCase` asks. */
 export function spellTag(tag: string, wireCase: MewWireCase): string {
   if (wireCase === 'snake_case') return tag;
   return tag

@@ -53,7 +53,6 @@ class MewDriver implements Driver {
       answerQuestion: options.answerQuestion,
       requestIdPrefix: `subvisor-${options.runId}`,
       maxAnswerChars: options.maxFinalTextBytes,
-      wireCase: this.#wireCase,
     });
   }
 
@@ -142,6 +141,8 @@ class MewDriver implements Driver {
         }),
       exit: (end) => sink().exit(end),
       fatal: (code, error) => sink().fatal(code, error),
+      blocked: (id, what) => sink().blocked(id, what),
+      unblocked: (id) => sink().unblocked(id),
     };
   }
 }

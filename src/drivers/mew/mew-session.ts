@@ -7,7 +7,7 @@ import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
 import { NOTICES } from './event-map.js';
 import { Handshake } from './handshake.js';
-import { checkMessage, spellTag, stringField } from './messages.js';
+import { checkMessage, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 import { RequestDesk } from './request-desk.js';
 import { SessionRecord } from './session-record.js';
@@ -67,7 +67,8 @@ export class MewSession {
       {
         respond: (message) => void io.send(message),
         report: (draft) => facts.event(draft),
-        decision: (value) => spellTag(value, options.wireCase),
+        blocked: (key, what) => facts.blocked(key, what),
+        unblocked: (key) => facts.unblocked(key),
       },
     );
     this.#handshake = new Handshake(
@@ -154,6 +155,7 @@ export class MewSession {
     const message = read.message;
     if (message.type === 'pong') return this.#handshake.pong(message);
     if (message.type === 'session_ready') return this.#handshake.sessionReady(message);
+    if (message.type === 'error' && this.#handshake.error(message)) return;
     // session_history follows session_ready, and may come before the pong that completes the handshake.
     const historyNow = message.type === 'session_history' && this.#handshake.sessionId !== undefined;
     if (!this.#handshake.ready && !historyNow) {
@@ -161,17 +163,12 @@ export class MewSession {
       return;
     }
     if (TURN_MESSAGES.has(message.type)) return this.#onTurnMessage(message);
+    if (this.#desk.take(message)) return;
     switch (message.type) {
       case 'session_history':
         return this.#facts.event({ type: 'info', nativeType: 'session_history', summary: `session history: ${historyLength(message)} message(s), not replayed`, messageCount: historyLength(message) });
       case 'prompt_receipt':
         return this.#onReceipt(message);
-      case 'permission_request':
-        return this.#desk.permissionRequested(message);
-      case 'ask_user_request':
-        return this.#desk.questionsAsked(message);
-      case 'request_resolved':
-        return this.#desk.resolved(message);
       case 'session_alert':
         return this.#onAlert(message);
       case 'session_activity_changed':
@@ -283,6 +280,7 @@ export class MewSession {
   #endTurn(end: 'completed' | 'failed', error?: string, byIdle = false): void {
     const how = this.#finalize === 'interrupting' ? 'cancelled' : end;
     this.#record.turnEnded(how, this.#stream.end(how, error), error, byIdle);
+    this.#desk.turnEnded();
     this.#afterTurn();
   }
 

@@ -1,12 +1,12 @@
-// Answers mew's permission requests and questions: one caller callback at a time, at most one response per request id.
-import type { JsonObject, JsonValue } from '../../wire/index.js';
+// Answers mew's requests (permissions, plans, goals, questions): one caller callback at a time, at most one response per request; reports those it cannot answer.
 import { passthrough } from '../fuseraft/event-drafts.js';
 import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { DecidedBy } from '../fuseraft/prompt-desk.js';
-import { approves, fieldsOf } from '../fuseraft/prompts.js';
-import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from '../fuseraft/prompts.js';
-import { isObject, stringField } from './messages.js';
+import { approves } from '../fuseraft/prompts.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
 import type { MewMessage } from './messages.js';
+import { isRequest, readRequestId, requestOf } from './requests.js';
+import type { MewRequest, RequestId } from './requests.js';
 
 /** Who settled a request: {@link DecidedBy}, or another client of the daemon (`request_resolved` came first: no response). */
 export type MewDecidedBy = DecidedBy | 'another-client';
@@ -17,17 +17,22 @@ export interface RequestDeskHandlers {
 }
 
 export interface RequestDeskOutput {
-  /** Sends one response message (`permission_response`, `ask_user_response`). */
+  /** Sends one response message (`permission_response`, `plan_approval_response`, `goal_response`, `ask_user_response`). */
   respond(message: MewMessage): void;
   /** Publishes an event. */
   report(draft: RunEventDraftOf<'info'>): void;
-  /** A permission decision (`allow` / `deny`) spelled for the wire. */
-  decision(value: 'allow' | 'deny'): string;
+  /** mew waits on a request subvisor cannot answer (see DriverSink.blocked); `key` names it. */
+  blocked(key: string, what: string): void;
+  /** The request reported blocked was settled (another client answered it, or its turn ended). */
+  unblocked(key: string): void;
 }
 
-type Item =
-  | { kind: 'permission'; requestId: string; request: ApprovalRequest; settled: boolean }
-  | { kind: 'question'; requestId: string; questions: QuestionRequest[]; settled: boolean };
+interface Item {
+  key: string;
+  id: RequestId;
+  request: MewRequest;
+  settled: boolean;
+}
 
 /**
  * mew sends a permission request or a question to every attached client and takes the first answer;
@@ -36,16 +41,22 @@ type Item =
  * another client settled it first, in which case it gets none (a queued request is dropped unasked, a
  * callback still running is ignored when it returns). Without a callback a permission is denied and a
  * question cancelled. Whatever a callback does (throw, reject, return nonsense, never settle before the
- * run ends) the response is the safe default.
+ * run ends) the response is the safe default. A request that cannot be answered (its id cannot be
+ * echoed) is surfaced and reported blocked, so the run core bounds the wait; it is unblocked when
+ * `request_resolved` names it or its turn ends (the agent waits on nothing then).
  */
 export class RequestDesk {
   readonly #handlers: RequestDeskHandlers;
   readonly #out: RequestDeskOutput;
   readonly #queue: Item[] = [];
-  /** Every request not settled yet, by id (queued or in flight). */
+  /** Every request not settled yet, by key (queued or in flight). */
   readonly #open = new Map<string, Item>();
-  /** Every request id seen: a repeated one (a re-broadcast) is the same request and keeps its one answer. */
+  /** Every request key seen: a repeated one (a re-broadcast) is the same request and keeps its one answer. */
   readonly #seen = new Set<string>();
+  /** Requests reported blocked and not settled yet, by key. */
+  readonly #blocked = new Set<string>();
+  /** Counts requests without any id, to name each one. */
+  #unnamed = 0;
   #inFlight: Item | undefined;
   #shutDown = false;
 
@@ -59,26 +70,60 @@ export class RequestDesk {
     return this.#open.size;
   }
 
-  /** A `permission_request {request_id, tool_name, input}` (request_id checked by readMessage). */
-  permissionRequested(message: MewMessage): void {
-    const requestId = message['request_id'] as string;
-    const request = permissionRequestOf(message, requestId);
-    this.#out.report(passthrough(message, `permission requested: ${toolOf(request)}`));
-    this.#enqueue({ kind: 'permission', requestId, request, settled: false });
+  /** Takes a request or a `request_resolved`; false for any other message. */
+  take(message: MewMessage): boolean {
+    if (message.type === 'request_resolved') {
+      this.#resolved(message);
+      return true;
+    }
+    if (!isRequest(message)) return false;
+    const id = readRequestId(message['request_id']);
+    if (!id.answerable) {
+      this.#block(message, id.key ?? `${message.type} #${++this.#unnamed}`, id.problem);
+      return true;
+    }
+    const request = requestOf(message, id.id);
+    if (request === undefined) {
+      this.#block(message, id.key, 'subvisor knows no response to this kind of request (a newer mew build\'s)');
+      return true;
+    }
+    this.#out.report(passthrough(message, request.ask === 'approval' ? `approval requested: ${request.subject}` : `${request.subject} asked`));
+    this.#enqueue({ key: id.key, id: id.id, request, settled: false });
+    return true;
   }
 
-  /** An `ask_user_request {request_id, call_id, questions}`. */
-  questionsAsked(message: MewMessage): void {
-    const requestId = message['request_id'] as string;
-    const questions = Array.isArray(message['questions']) ? message['questions'].map(questionOf) : [];
-    this.#out.report(passthrough(message, `${questions.length === 1 ? 'a question' : `${questions.length} questions`} asked`));
-    this.#enqueue({ kind: 'question', requestId, questions, settled: false });
+  /** The turn ended: mew waits on none of its requests any longer. */
+  turnEnded(): void {
+    for (const key of this.#blocked) this.#out.unblocked(key);
+    this.#blocked.clear();
+  }
+
+  /** The run is ending: every open request gets its safe default now, as do later ones; late callback results are ignored. */
+  shutDown(): void {
+    this.#shutDown = true;
+    const head = this.#inFlight;
+    this.#inFlight = undefined;
+    if (head !== undefined) this.#answer(head, undefined, 'shutdown');
+    this.#pump();
+  }
+
+  /** A request no response can answer: surfaced to the caller, reported blocked to the core. */
+  #block(message: MewMessage, key: string, problem: string): void {
+    this.#out.report(passthrough(message, `${message.type} cannot be answered: ${problem}`));
+    if (this.#blocked.has(key)) return;
+    this.#blocked.add(key);
+    this.#out.blocked(key, `a mew ${message.type} (${problem})`);
   }
 
   /** `request_resolved {request_id}`: a client (maybe this one) settled it; drop it if this client has not answered yet. */
-  resolved(message: MewMessage): void {
-    const requestId = message['request_id'] as string;
-    const item = this.#open.get(requestId);
+  #resolved(message: MewMessage): void {
+    const { key } = readRequestId(message['request_id']);
+    if (key !== undefined && this.#blocked.delete(key)) {
+      this.#out.report(passthrough(message, 'a request subvisor could not answer was resolved'));
+      this.#out.unblocked(key);
+      return;
+    }
+    const item = key === undefined ? undefined : this.#open.get(key);
     if (item === undefined) {
       this.#out.report(passthrough(message, 'request resolved'));
       return;
@@ -94,19 +139,10 @@ export class RequestDesk {
     }
   }
 
-  /** The run is ending: every open request gets its safe default now, as do later ones; late callback results are ignored. */
-  shutDown(): void {
-    this.#shutDown = true;
-    const head = this.#inFlight;
-    this.#inFlight = undefined;
-    if (head !== undefined) this.#answer(head, undefined, 'shutdown');
-    this.#pump();
-  }
-
   #enqueue(item: Item): void {
-    if (this.#seen.has(item.requestId)) return;
-    this.#seen.add(item.requestId);
-    this.#open.set(item.requestId, item);
+    if (this.#seen.has(item.key)) return;
+    this.#seen.add(item.key);
+    this.#open.set(item.key, item);
     this.#queue.push(item);
     this.#pump();
   }
@@ -120,8 +156,8 @@ export class RequestDesk {
   }
 
   #ask(item: Item): void {
-    if (item.kind === 'permission' && this.#handlers.approve === undefined) return this.#answer(item, undefined, 'no-callback');
-    if (item.kind === 'question' && this.#handlers.answerQuestion === undefined) return this.#answer(item, undefined, 'no-callback');
+    const callback = item.request.ask === 'approval' ? this.#handlers.approve : this.#handlers.answerQuestion;
+    if (callback === undefined) return this.#answer(item, undefined, 'no-callback');
     this.#inFlight = item;
     // #decide never rejects: every failure of a callback is an answer (the safe default).
     void this.#decide(item).then((value) => {
@@ -134,16 +170,17 @@ export class RequestDesk {
 
   /** Runs the callback(s) of one item; never rejects. `answer` undefined means the safe default. */
   async #decide(item: Item): Promise<{ answer: boolean | string[] | undefined; error?: unknown }> {
+    const request = item.request;
     try {
-      if (item.kind === 'permission') {
-        const value: unknown = await this.#handlers.approve!(item.request);
+      if (request.ask === 'approval') {
+        const value: unknown = await this.#handlers.approve!(request.approval);
         if (typeof value !== 'boolean' && value !== 'approve-unknown-kind') {
           return { answer: false, error: new TypeError('approve returned neither a boolean nor "approve-unknown-kind"') };
         }
-        return { answer: approves(item.request, value) };
+        return { answer: approves(request.approval, value) };
       }
       const answers: string[] = [];
-      for (const question of item.questions) {
+      for (const question of request.questions) {
         const value: unknown = await this.#handlers.answerQuestion!(question);
         if (value === null) return { answer: undefined };
         if (typeof value !== 'string') return { answer: undefined, error: new TypeError('answerQuestion returned neither a string nor null') };
@@ -160,60 +197,29 @@ export class RequestDesk {
   #answer(item: Item, value: boolean | string[] | undefined, decidedBy: MewDecidedBy, error?: unknown): void {
     if (item.settled) return;
     this.#settle(item);
-    if (item.kind === 'permission') {
-      const decision = this.#out.decision(value === true ? 'allow' : 'deny');
-      this.#out.respond({ type: 'permission_response', request_id: item.requestId, decision });
-    } else {
-      const answers = Array.isArray(value) ? value : [];
-      this.#out.respond({ type: 'ask_user_response', request_id: item.requestId, answers, cancelled: !Array.isArray(value) });
-    }
+    const request = item.request;
+    this.#out.respond(request.ask === 'approval' ? request.respond(value === true) : request.respond(Array.isArray(value) ? value : undefined));
     this.#report(item, value, decidedBy, error);
   }
 
   #settle(item: Item): void {
     item.settled = true;
-    this.#open.delete(item.requestId);
+    this.#open.delete(item.key);
   }
 
   #report(item: Item, value: boolean | string[] | undefined, decidedBy: MewDecidedBy, error?: unknown): void {
     const why = error === undefined ? {} : { callbackError: error instanceof Error ? error.message : String(error) };
     const by = decidedBy === 'callback' ? '' : ` (${decidedBy})`;
-    if (item.kind === 'permission') {
-      const tool = toolOf(item.request);
+    const requestId = String(item.id);
+    if (item.request.ask === 'approval') {
       const approved = value === true;
       const verb = decidedBy === 'another-client' ? 'left to another client:' : approved ? 'allowed' : 'denied';
-      this.#out.report({ type: 'info', nativeType: 'permission_response', summary: `${verb} ${tool}${by}`, requestId: item.requestId, approved, decidedBy, ...why });
+      const { responseType, subject, approval } = item.request;
+      this.#out.report({ type: 'info', nativeType: responseType, summary: `${verb} ${subject}${by}`, kind: approval.kind, requestId, approved, decidedBy, ...why });
       return;
     }
     const answered = Array.isArray(value);
     const summary = decidedBy === 'another-client' ? 'question left to another client' : answered ? 'question answered' : `question cancelled${by}`;
-    this.#out.report({ type: 'info', nativeType: 'ask_user_response', summary, requestId: item.requestId, answered, decidedBy, ...why });
+    this.#out.report({ type: 'info', nativeType: 'ask_user_response', summary, requestId, answered, decidedBy, ...why });
   }
-}
-
-/** The request `approve` receives for a `permission_request`: known when it names its tool. */
-export function permissionRequestOf(message: MewMessage, requestId: string): ApprovalRequest {
-  const fields = fieldsOf(message);
-  const toolName = stringField(message, 'tool_name');
-  if (toolName === undefined) return { protocol: 'mew', kind: 'tool_permission', known: false, fields };
-  const input: JsonValue = message['input'] === undefined ? null : structuredClone(message['input']);
-  return { protocol: 'mew', kind: 'tool_permission', known: true, requestId, toolName, input, fields };
-}
-
-function toolOf(request: ApprovalRequest): string {
-  return request.known && request.kind === 'tool_permission' ? request.toolName : 'an unnamed tool';
-}
-
-/** One entry of `ask_user_request.questions`: a string, or an object with `question` (or `text`) and `options`. */
-function questionOf(entry: JsonValue): QuestionRequest {
-  if (typeof entry === 'string') return { question: entry, options: [], allowOther: true, fields: { question: entry } };
-  const source: JsonObject = isObject(entry) ? entry : {};
-  const options = Array.isArray(source['options']) ? source['options'].filter((option): option is string => typeof option === 'string') : [];
-  const allowOther = source['allow_other'] ?? source['allowOther'];
-  return {
-    question: stringField(source, 'question') ?? stringField(source, 'text') ?? '',
-    options,
-    allowOther: typeof allowOther === 'boolean' ? allowOther : options.length === 0,
-    fields: structuredClone(source),
-  };
 }

@@ -4,7 +4,7 @@ import type { Delivery } from '../../run/types/index.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
 import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
-import type { MessageRejection, MewMessage, MewWireCase } from './messages.js';
+import type { MessageRejection, MewMessage } from './messages.js';
 
 /** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
 export interface MewIo {
@@ -17,7 +17,7 @@ export interface MewIo {
 }
 
 /** Why a session failed in a way the run cannot survive. */
-export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error';
+export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error' | 'unknown-session' | 'child-error';
 
 /** Protocol-free facts a session reports (the driver forwards them to the run core); a fact comes before its event. */
 export interface MewFacts {
@@ -38,6 +38,10 @@ export interface MewFacts {
   exit(end: ChildEnd): void;
   /** A failure the run cannot survive; the session then detaches. */
   fatal(code: MewFailure, error: string): void;
+  /** mew waits on a request subvisor cannot answer (the run core bounds the wait by `requestTimeoutMs`). */
+  blocked(id: string, what: string): void;
+  /** That request was settled, or its turn ended. */
+  unblocked(id: string): void;
 }
 
 /** A control as the run core hands it to the session. */
@@ -71,6 +75,4 @@ export interface MewSessionOptions {
   requestIdPrefix: string;
   /** Longest answer kept, in characters. */
   maxAnswerChars: number;
-  /** How enum values the session writes (permission decisions) are spelled. */
-  wireCase: MewWireCase;
 }

@@ -1,12 +1,12 @@
 // One mew turn at a time: its streamed messages to events, its answer text, usage and stop reason.
-import type { JsonObject, Usage } from '../../wire/index.js';
+import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import { addUsage } from '../../wire/index.js';
 import { passthrough } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import { BoundedText } from '../fuseraft/session-io.js';
 import type { SessionAnswer } from '../fuseraft/session-io.js';
 import { deltaKind, providerDraft, subagentDraft, toolEndDraft, toolNameOf, toolStartDraft, usageOf } from './event-map.js';
-import { stringField } from './messages.js';
+import { isObject, snakeTag, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 
 /** Streaming messages: they belong to a turn (one opens if none is). */
@@ -32,8 +32,9 @@ export interface EndedTurn {
 /**
  * mew has no "turn started" message: a turn opens when its submission is accepted (or, for a turn
  * another client started, with its first streamed message) and ends on `session_alert`,
- * `session_activity_changed {idle}` or `error_event`. Text deltas (`part_delta` whose field is the
- * text) make the answer; every `message_end` (one per LLM response) adds its usage and cost.
+ * `session_activity_changed {idle}` or `error_event`. The deltas of text parts make the answer: each
+ * `part_start` says its part's type, and a delta counts by the type of the part it names (see
+ * {@link deltaKind}); every `message_end` (one per LLM response) adds its usage and cost.
  */
 export class TurnStream {
   readonly #facts: TurnFacts;
@@ -44,6 +45,8 @@ export class TurnStream {
   #usage: Usage | undefined;
   #finish: string | undefined;
   readonly #toolNames = new Map<string, string>();
+  /** The type (snake_case) of every part announced by `part_start` in this turn, by part id. */
+  readonly #partTypes = new Map<string, string>();
 
   constructor(facts: TurnFacts, maxAnswerChars: number) {
     this.#facts = facts;
@@ -67,6 +70,7 @@ export class TurnStream {
     this.#usage = undefined;
     this.#finish = undefined;
     this.#toolNames.clear();
+    this.#partTypes.clear();
     this.#facts.turnStarted(this.#turn);
     this.#facts.event({ type: 'turn-started', turn: this.#turn });
   }
@@ -76,13 +80,15 @@ export class TurnStream {
     switch (message.type) {
       case 'provider': {
         const event = message['event'] as JsonObject;
-        if (event['type'] === 'part_delta' && deltaKind(event) === 'text') this.#text.append(event['delta'] as string);
+        if (event['type'] === 'part_start') this.#notePart(event['part']);
+        const delta = event['type'] === 'part_delta' ? deltaKind(event, this.#partTypes.get(event['part_id'] as string)) : undefined;
+        if (delta === 'answer') this.#text.append(event['delta'] as string);
         if (event['type'] === 'message_end') {
           this.#finish = stringField(event, 'finish') ?? this.#finish;
           const usage = usageOf(event);
           if (usage !== undefined) addUsage((this.#usage ??= {}), usage);
         }
-        return this.#facts.event(providerDraft(event));
+        return this.#facts.event(providerDraft(event, delta));
       }
       case 'tool_start':
         this.#toolNames.set(message['call_id'] as string, toolNameOf(message));
@@ -96,6 +102,13 @@ export class TurnStream {
       default:
         return this.#facts.event(subagentDraft(message));
     }
+  }
+
+  /** Remembers a `part_start`'s part type (either tag spelling) by its id. */
+  #notePart(part: JsonValue | undefined): void {
+    if (!isObject(part) || typeof part['id'] !== 'string') return;
+    const type = snakeTag(part['type']);
+    if (type !== undefined) this.#partTypes.set(part['id'], type);
   }
 
   /** Ends the open turn: reports it (stop reason: mew's last `finish`, `aborted`, `error`) and hands back what it left. */

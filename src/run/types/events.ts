@@ -129,7 +129,7 @@ export interface InfoNoticeFields {
   answer?: string | null;
   /** mew: whether an `ask_user_request` was answered. */
   answered?: boolean;
-  /** mew: the request the answer is for. */
+  /** mew: the request the answer is for (its `request_id`; an integer id of an older build in decimal). */
   requestId?: string;
   /** The approval callback threw or rejected: its message (the safe default was sent). */
   callbackError?: string;

@@ -70,7 +70,7 @@ export interface RunOptions {
   stallTimeoutMs?: number;
   /**
    * How long the agent may wait on a request subvisor cannot answer or deny (a request kind the driver
-   * has no response for, such as a newer mew build's plan approval) for someone else to settle it (another
+   * has no response for, such as a request a mew build newer than subvisor adds) for someone else to settle it (another
    * client of the daemon); past it the run fails with `errorCode: 'request-unanswered'`, is cancelled and
    * reaped. Requests subvisor can answer (approvals, questions) are answered by your callbacks or denied by
    * default and are not bounded by this. Default 30000.
@@ -140,9 +140,11 @@ export interface RunOptions {
    */
   handleParentSignals?: boolean;
   /**
-   * fuseraft and mew: decides each `approval_request` (mew: `permission_request`, kind
-   * `tool_permission`), one at a time, in order (sync or async). Without it every request is denied. `true` approves a known kind only; an unknown kind needs the explicit
-   * answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
+   * fuseraft and mew: decides each `approval_request` (mew: `permission_request`, kind `tool_permission`;
+   * `workspace_permission_request`, `subagent_permission_request`, `plan_approval_request`, `goal_proposed`:
+   * kinds `workspace_permission`, `subagent_permission`, `plan_approval`, `goal_proposal`), one at a time, in
+   * order (sync or async). Without it every request is denied. `true` approves a known kind only; an unknown
+   * kind needs the explicit answer `'approve-unknown-kind'`. Other protocols have no approvals and ignore it.
    */
   approve?: ApproveCallback;
   /**

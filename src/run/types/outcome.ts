@@ -25,9 +25,9 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  * - `connection-lost`: the daemon connection broke and could not be re-attached within `reconnectGraceMs`.
  * - `no-pong`: the daemon did not answer a liveness probe within `pongTimeoutMs`.
  * - `read-only`: the daemon accepted the connection read-only (a read token), so it would refuse the task.
- * - `unknown-session`: `connectRun({ resume })` named a session or task the daemon does not have for this client.
+ * - `unknown-session`: `connectRun({ resume })` (or mew's `sessionId`) named a session or task the daemon does not have for this client.
  * - `request-unanswered`: the agent waited for an answer subvisor cannot give (a request kind it cannot answer or
- *   deny, such as a mew plan approval) and nobody settled it within `requestTimeoutMs` (status `failed`).
+ *   deny, such as a request of a newer mew build) and nobody settled it within `requestTimeoutMs` (status `failed`).
  * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
  *   `attempts` were used up, or its job failed in BullMQ without an outcome.
  */

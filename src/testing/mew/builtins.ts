@@ -15,6 +15,13 @@ export const MEW_BUILTIN_SCENARIOS = {
   'resolved-by-other': { name: 'resolved-by-other', turns: [{ steps: [{ permission: 'bash', input: { command: 'ls' }, resolvedByOther: 100 }, { text: 'resolved elsewhere' }] }] },
   /** An `ask_user_request` with one question; the turn's text is the answer (or `(no answer)`). */
   ask: { name: 'ask', turns: [{ steps: [{ ask: ['Which file?'] }] }] },
+  /** The blocking requests of newer mew builds, in one turn: a workspace permission, a subagent's permission, a plan approval, a goal. */
+  'newer-requests': {
+    name: 'newer-requests',
+    turns: [{ steps: [{ workspacePermission: '/etc/hosts' }, { subagentPermission: 'bash', input: { command: 'ls' } }, { planApproval: '# Plan\n1. Read the files.' }, { goal: 'Make the tests pass' }] }],
+  },
+  /** A request of a kind no client response is defined for (`hologram_request`), which nobody settles. */
+  'unknown-request': { name: 'unknown-request', turns: [{ steps: [{ text: 'waiting...' }, { blockingRequest: 'hologram_request', fields: { call_id: 'call_1_1' } }, { text: 'never' }] }] },
   /** A subagent's start, status and end inside the turn. */
   subagent: { name: 'subagent', turns: [{ steps: [{ subagent: 'explorer' }, { text: 'delegated' }] }] },
   /** The turn fails: `error_event` and `session_alert {turn_failed}`. */

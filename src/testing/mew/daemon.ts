@@ -2,6 +2,7 @@
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { encodeMessage, readMessage } from '../../drivers/mew/messages.js';
 import type { MewMessage } from '../../drivers/mew/messages.js';
+import { AssistantMessage, userMessage } from './parts.js';
 import { runTurn } from './turn-runner.js';
 import type { TurnContext } from './turn-runner.js';
 import { turnOf } from './scenario.js';
@@ -35,8 +36,8 @@ interface Session {
   accepted: number;
   /** The turn running now, if any: cancel() stops it. */
   turn: { cancel(): void } | undefined;
-  /** Requests waiting for any client's answer, by request id. */
-  waiting: Map<string, (answer: JsonObject) => void>;
+  /** Requests waiting for any client's answer, by request id (JSON text: a string id and a numeric one differ), with the response type each takes. */
+  waiting: Map<string, { response: string; resolve: (answer: JsonObject) => void }>;
   history: JsonValue[];
 }
 
@@ -63,6 +64,7 @@ export class FakeMewDaemon {
   #connections = 0;
   #nextSession = 0;
   #pongs = 0;
+  #requests = 0;
 
   constructor(scenario: MewDaemonScenario) {
     this.scenario = scenario;
@@ -132,19 +134,32 @@ export class FakeMewDaemon {
         if (this.scenario.ignoreCancel !== true) session.turn?.cancel();
         break;
       case 'permission_response':
-      case 'ask_user_response': {
-        const requestId = String(message['request_id']);
-        const resolve = session.waiting.get(requestId);
-        if (resolve === undefined) break;
-        session.waiting.delete(requestId);
-        this.#broadcast(session, { type: 'request_resolved', request_id: requestId });
-        resolve(message);
+      case 'ask_user_response':
+      case 'plan_approval_response':
+      case 'goal_response':
+        this.#respond(message, session, send);
         break;
-      }
       default:
         send({ type: 'error', message: `unknown message type ${message.type}` });
     }
     return session;
+  }
+
+  /** A client's response to a request, decoded as mew decodes it: a message that does not decode is an `error`, and settles nothing. */
+  #respond(message: MewMessage, session: Session, send: (message: MewMessage) => void): void {
+    // mew types request_id as its build does (u64, or a string): the other kind fails the message.
+    const requestId = message['request_id'];
+    const integers = this.scenario.requestIds === 'integer';
+    const problem = (integers ? !Number.isSafeInteger(requestId) : typeof requestId !== 'string')
+      ? `invalid type: ${JSON.stringify(requestId)}, expected ${integers ? 'u64' : 'a string'}`
+      : RESPONSE_PROBLEMS[message.type]!(message);
+    if (problem !== undefined) return send({ type: 'error', message: `invalid message: ${problem}` });
+    const key = JSON.stringify(requestId);
+    const waiting = session.waiting.get(key);
+    if (waiting === undefined || waiting.response !== message.type) return;
+    session.waiting.delete(key);
+    this.#broadcast(session, { type: 'request_resolved', request_id: requestId! });
+    waiting.resolve(message);
   }
 
   #attach(message: MewMessage, link: ClientLink, send: (message: MewMessage) => void): Session | undefined {
@@ -152,7 +167,8 @@ export class FakeMewDaemon {
     if (message.type === 'attach_session') {
       session = this.#sessions.get(String(message['session_id']));
       if (session === undefined) {
-        send({ type: 'error', message: `no session ${String(message['session_id'])}` });
+        // mew-daemon's handle_connection: AttachError::NotFound -> Error { message: "session not found" }.
+        send({ type: 'error', message: 'session not found' });
         return undefined;
       }
     } else {
@@ -185,17 +201,20 @@ export class FakeMewDaemon {
     if (turn.rejected !== undefined) return receipt(remember(session, requestId, { status: 'rejected', message: turn.rejected }));
     session.accepted++;
     receipt(remember(session, requestId, { status: 'accepted' }));
-    session.history.push({ role: 'user', content: String(message['text']) });
+    session.history.push(userMessage(session.id, String(message['text'])));
     const context: TurnContext = {
       broadcast: (out) => this.#broadcast(session, out),
+      assistant: new AssistantMessage((out) => this.#broadcast(session, out), session.id, session.history),
+      sessionId: session.id,
       raw: (text) => {
         for (const client of session.clients) this.#links.get(client)?.connection.send(text);
       },
       drop: () => {
         for (const client of [...session.clients]) this.#links.get(client)?.connection.drop();
       },
-      wait: (requestId, resolve) => session.waiting.set(requestId, resolve),
-      unwait: (requestId) => session.waiting.delete(requestId),
+      requestId: (label) => (this.scenario.requestIds === 'integer' ? ++this.#requests : label),
+      wait: (requestId, response, resolve) => session.waiting.set(JSON.stringify(requestId), { response, resolve }),
+      unwait: (requestId) => session.waiting.delete(JSON.stringify(requestId)),
     };
     const running = runTurn(turn, context, session.accepted);
     session.turn = running;
@@ -205,9 +224,26 @@ export class FakeMewDaemon {
   }
 
   #broadcast(session: Session, message: MewMessage): void {
-    for (const client of session.clients) this.#links.get(client)?.send({ session_id: session.id, ...message });
+    for (const client of session.clients) this.#links.get(client)?.send(message);
   }
 }
+
+/** mew-protocol's `PermissionDecision`, `#[serde(rename_all = "snake_case")]`. */
+const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'];
+
+/**
+ * Why mew-protocol's `ClientMessage` would not decode a response (undefined: it would): `PermissionResponse
+ * {request_id, decision}`, `AskUserResponse {request_id, answers}`, `PlanApprovalResponse {request_id,
+ * approved, feedback?}`, `GoalResponse {request_id, accepted}`.
+ */
+const RESPONSE_PROBLEMS: Readonly<Record<string, (message: MewMessage) => string | undefined>> = {
+  permission_response: (message) =>
+    PERMISSION_DECISIONS.includes(message['decision'] as string) ? undefined : `unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}`,
+  ask_user_response: (message) => (Array.isArray(message['answers']) && message['answers'].every((answer) => typeof answer === 'string') ? undefined : 'answers: expected a sequence of strings'),
+  plan_approval_response: (message) =>
+    typeof message['approved'] !== 'boolean' ? 'missing field `approved`' : message['feedback'] !== undefined && message['feedback'] !== null && typeof message['feedback'] !== 'string' ? 'feedback: expected a string' : undefined,
+  goal_response: (message) => (typeof message['accepted'] === 'boolean' ? undefined : 'missing field `accepted`'),
+};
 
 function remember(session: Session, requestId: string, receipt: Receipt): Receipt {
   session.receipts.set(requestId, receipt);

@@ -3,11 +3,18 @@ import type { JsonObject, JsonValue } from '../../wire/index.js';
 
 /** One step of a turn. */
 export type MewStep =
-  /** `provider part_delta` events of the text field: `text` cut into `chunks` (default 1), `ms` apart (default 0). */
+  /**
+   * A text part, streamed as mew's providers stream one: `provider part_start {part: {type: "text", id,
+   * message_id, session_id, text: ""}}`, `part_delta {part_id, field: "text", delta}` with `text` cut into
+   * `chunks` (default 1), `ms` apart (default 0), then `part_end`.
+   */
   | { text: string; chunks?: number; ms?: number }
-  /** `provider part_delta` events of the thinking field. */
-  | { thinking: string }
-  /** `tool_start {call_id, name}`, `tool_progress` with `progress` when given, then `tool_end {call_id, success}` (default true). */
+  /** A reasoning part, streamed exactly like a text part (its deltas' field is `text` too): only `part.type` says `reasoning`. */
+  | { thinking: string; chunks?: number; ms?: number }
+  /**
+   * The model's tool call (a `tool_call` part whose input streams as the field `arguments`), then
+   * `tool_start {call_id, name}`, `tool_progress` with `progress` when given, `tool_end {call_id, success}` (default true).
+   */
   | { tool: string; progress?: string; success?: boolean; ms?: number }
   /**
    * A `permission_request {request_id, tool_name, input}`, waiting for a `permission_response` from any
@@ -16,12 +23,28 @@ export type MewStep =
    * fake sends `request_resolved` and goes on as allowed) whatever this client answers.
    */
   | { permission: string; input?: JsonValue; resolvedByOther?: number }
-  /** An `ask_user_request` with these questions, waiting for an `ask_user_response`. */
+  /** An `ask_user_request` with these questions (mew's `Question {prompt, options}`), waiting for an `ask_user_response`. */
   | { ask: string[] }
+  /** A `workspace_permission_request {request_id, path}`, answered by `permission_response`; the turn then says `access to <path> allowed|denied. `. */
+  | { workspacePermission: string }
+  /** A `subagent_permission_request {request_id, parent_call_id, tool_name, input}`, answered by `permission_response`; the turn says `subagent <tool> allowed|denied. `. */
+  | { subagentPermission: string; input?: JsonValue }
+  /**
+   * A `plan_approval_request {request_id, call_id, plan_path, plan_markdown, persona}` (this markdown),
+   * answered by `plan_approval_response {approved, feedback?}`; the turn says `plan approved. ` or `plan not approved. `.
+   */
+  | { planApproval: string; planPath?: string; persona?: string }
+  /** A `goal_proposed {request_id, call_id, objective}`, answered by `goal_response {accepted}`; the turn says `goal accepted. ` or `goal rejected. `. */
+  | { goal: string }
+  /**
+   * A request of a kind no client response is defined for (`{type, request_id, ...fields}`): it waits
+   * until `resolvedByOther` ms pass (another client settles it: `request_resolved`), or forever.
+   */
+  | { blockingRequest: string; fields?: JsonObject; resolvedByOther?: number }
   /** `subagent_start`, `subagent_status`, `subagent_end` of a subagent of this name. */
   | { subagent: string }
-  /** `provider retry_wait {attempt, delay_ms}`. */
-  | { retry: number; delayMs?: number }
+  /** `provider retry_wait {attempt, max_attempts, delay_secs, reason}` (this attempt; 5 at most; `delaySecs`, default 1). */
+  | { retry: number; delaySecs?: number }
   /** A `provider message_end {finish, usage, cost}` mid-turn (one per LLM response; the turn's end sends one too). */
   | { messageEnd: { usage?: JsonObject; cost?: number; finish?: string } }
   /** Waits `ms`. */
@@ -42,7 +65,7 @@ export interface MewTurn {
   fail?: string;
   /** How the end is announced: `alert` (session_alert), `idle` (session_activity_changed), or `both` (default: idle, then the alert). */
   end?: 'alert' | 'idle' | 'both';
-  /** The usage of the turn's last `message_end` (default input 100, output characters / 4) and its cost (default 0.001). */
+  /** The usage of the turn's last `message_end` (mew's `Tokens`; default input 100, output characters / 4) and its cost (default 0.001). */
   usage?: JsonObject;
   cost?: number;
 }
@@ -60,6 +83,12 @@ export interface MewDaemonScenario {
   version?: string;
   /** How the daemon spells its tags: mew's own `snake_case` (default) or the seed example's `PascalCase`. */
   wireCase?: 'snake_case' | 'PascalCase';
+  /**
+   * How request ids are typed: `string` (default, the newer builds) or `integer` (the older builds'
+   * `request_id: u64`, counted from 1). A response whose id is of the other kind is refused with
+   * `error {message}` and the request stays pending, as mew's decoding refuses it.
+   */
+  requestIds?: 'string' | 'integer';
   /** Answers this many pings, then none (the connection stays open): a hung daemon. Default: every ping. */
   pongs?: number;
   /**
@@ -68,7 +97,7 @@ export interface MewDaemonScenario {
    * `accepted` (its turn ran while the client was away).
    */
   loseReceipt?: { submission: number; status: 'accepted' | 'rejected' | 'unknown'; message?: string };
-  /** Messages in `session_history` on attach (default: none for a new session). */
+  /** Messages in `session_history` on attach, before the session's own (default: none). The fake keeps each prompt and each turn's parts there as `mew_message::Message`s. */
   history?: JsonValue[];
   /** `cancel` is read and ignored: a running turn goes on (a daemon that hangs). */
   ignoreCancel?: boolean;

@@ -1,19 +1,25 @@
 // Runs one scripted turn of the fake mew daemon: its steps as mew messages, its end, and a cancel that stops it.
 import type { JsonObject } from '../../wire/index.js';
 import type { MewMessage } from '../../drivers/mew/messages.js';
+import type { AssistantMessage } from './parts.js';
 import type { MewStep, MewTurn } from './scenario.js';
 
 /** What a turn can do to the session's clients. */
 export interface TurnContext {
   /** Sends a message to every client of the session. */
   broadcast(message: MewMessage): void;
+  /** The turn's assistant message: its parts are streamed to every client and kept in the session's history. */
+  assistant: AssistantMessage;
+  sessionId: string;
   /** Sends exactly this text to every client. */
   raw(text: string): void;
   /** Cuts every client's connection. */
   drop(): void;
-  /** Waits for any client's answer to `requestId`. */
-  wait(requestId: string, resolve: (answer: JsonObject) => void): void;
-  unwait(requestId: string): void;
+  /** A fresh request id: `label` in a build with string ids, the next integer in one with u64 ids. */
+  requestId(label: string): string | number;
+  /** Waits for any client's `response` (its type) to `requestId`. */
+  wait(requestId: string | number, response: string, resolve: (answer: JsonObject) => void): void;
+  unwait(requestId: string | number): void;
 }
 
 export interface RunningTurn {
@@ -48,7 +54,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
       }, ms);
       wakers.add(wake);
     });
-  const answer = (requestId: string) =>
+  const answer = (requestId: string | number, response: string) =>
     new Promise<JsonObject>((resolve, reject) => {
       if (cancelled) return reject(new Cancelled());
       const wake = () => {
@@ -56,7 +62,7 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
         reject(new Cancelled());
       };
       wakers.add(wake);
-      context.wait(requestId, (value) => {
+      context.wait(requestId, response, (value) => {
         wakers.delete(wake);
         resolve(value);
       });
@@ -69,12 +75,13 @@ export function runTurn(turn: MewTurn, context: TurnContext, n: number): Running
         context.broadcast({ type: 'error_event', message: turn.fail });
         return end(context, turn, 'turn_failed');
       }
-      const usage = turn.usage ?? { input_tokens: 100, output_tokens: Math.ceil(state.text.length / 4) };
+      // mew_message::Tokens.
+      const usage = turn.usage ?? { input: 100, output: Math.ceil(state.text.length / 4), reasoning: 0, cache_read: 0, cache_write: 0 };
       context.broadcast({ type: 'provider', event: { type: 'message_end', finish: 'stop', usage, cost: turn.cost ?? 0.001 } });
       end(context, turn, 'turn_complete');
     } catch (error) {
       if (!(error instanceof Cancelled)) throw error;
-      end(context, turn, 'turn_failed', 'cancelled');
+      end(context, turn, 'turn_failed');
     }
   })();
   return { cancel, done };
@@ -86,59 +93,71 @@ interface TurnState {
   requests: number;
   n: number;
   sleep(ms: number): Promise<void>;
-  answer(requestId: string): Promise<JsonObject>;
+  answer(requestId: string | number, response: string): Promise<JsonObject>;
 }
 
-function end(context: TurnContext, turn: MewTurn, alert: 'turn_complete' | 'turn_failed', message?: string): void {
+/** The turn's end as mew's `run_turn` announces it: the session goes idle, then the alert (`kind`). */
+function end(context: TurnContext, turn: MewTurn, kind: 'turn_complete' | 'turn_failed'): void {
   const how = turn.end ?? 'both';
-  if (how !== 'alert') context.broadcast({ type: 'session_activity_changed', activity: 'idle', idle: true });
-  if (how !== 'idle') context.broadcast({ type: 'session_alert', alert, ...(message === undefined ? {} : { message }) });
+  if (how !== 'alert') context.broadcast({ type: 'session_activity_changed', session_id: context.sessionId, activity: 'idle' });
+  if (how !== 'idle') context.broadcast({ type: 'session_alert', session_id: context.sessionId, title: 'fake session', kind });
 }
 
-const delta = (field: string, text: string): MewMessage => ({ type: 'provider', event: { type: 'part_delta', part_id: `${field}-part`, field, delta: text } });
+/** Streams one text or reasoning part: `part_start`, `text` in `chunks` deltas `ms` apart, `part_end`. */
+async function streamPart(type: 'text' | 'reasoning', text: string, chunks: number | undefined, ms: number | undefined, context: TurnContext, state: TurnState): Promise<void> {
+  const part = context.assistant.start(type);
+  const size = Math.max(1, Math.ceil(text.length / Math.max(1, chunks ?? 1)));
+  for (let i = 0; i < text.length; i += size) {
+    if (i > 0 && (ms ?? 0) > 0) await state.sleep(ms!);
+    context.assistant.delta(part, text.slice(i, i + size));
+  }
+  context.assistant.end(part);
+}
 
 async function runStep(step: MewStep, context: TurnContext, state: TurnState): Promise<void> {
   if ('text' in step) {
-    const chunks = Math.max(1, step.chunks ?? 1);
-    const size = Math.ceil(step.text.length / chunks);
-    for (let i = 0; i < step.text.length; i += size) {
-      if (i > 0 && (step.ms ?? 0) > 0) await state.sleep(step.ms!);
-      context.broadcast(delta('text', step.text.slice(i, i + size)));
-    }
+    await streamPart('text', step.text, step.chunks, step.ms, context, state);
     state.text += step.text;
   } else if ('thinking' in step) {
-    context.broadcast(delta('thinking', step.thinking));
+    await streamPart('reasoning', step.thinking, step.chunks, step.ms, context, state);
   } else if ('tool' in step) {
     await tool(step.tool, step.success ?? true, context, state, step.progress, step.ms);
   } else if ('permission' in step) {
-    const requestId = `perm_${state.n}_${++state.requests}`;
-    context.broadcast({ type: 'permission_request', request_id: requestId, tool_name: step.permission, input: step.input ?? null });
-    let allowed: boolean;
-    if (step.resolvedByOther !== undefined) {
-      await state.sleep(step.resolvedByOther);
-      context.unwait(requestId);
-      context.broadcast({ type: 'request_resolved', request_id: requestId });
-      allowed = true;
-    } else {
-      const response = await state.answer(requestId);
-      allowed = String(response['decision']).toLowerCase() === 'allow';
-    }
-    await tool(step.permission, allowed, context, state);
+    const fields = { tool_name: step.permission, input: step.input ?? null };
+    const response = await request('permission_request', 'perm', fields, 'permission_response', context, state, step.resolvedByOther);
+    // Settled by another client: the fake goes on as allowed.
+    await tool(step.permission, response === undefined || allows(response), context, state);
   } else if ('ask' in step) {
-    const requestId = `ask_${state.n}_${++state.requests}`;
-    context.broadcast({ type: 'ask_user_request', request_id: requestId, call_id: `call_${state.n}_${state.calls + 1}`, questions: step.ask });
-    const response = await state.answer(requestId);
+    // mew's Question {prompt, options: [{label, description}]}.
+    const questions = step.ask.map((prompt) => ({ prompt, options: [] }));
+    const response = (await request('ask_user_request', 'ask', { call_id: `call_${state.n}_${state.calls + 1}`, questions }, 'ask_user_response', context, state))!;
     const answers = Array.isArray(response['answers']) ? response['answers'].join(', ') : '';
-    const text = response['cancelled'] === true ? '(no answer)' : answers;
-    context.broadcast(delta('text', text));
-    state.text += text;
+    await say(response['cancelled'] === true ? '(no answer)' : answers, context, state);
+  } else if ('workspacePermission' in step) {
+    const response = await request('workspace_permission_request', 'workspace', { path: step.workspacePermission }, 'permission_response', context, state);
+    await say(`access to ${step.workspacePermission} ${allows(response!) ? 'allowed' : 'denied'}. `, context, state);
+  } else if ('subagentPermission' in step) {
+    const call = `call_${state.n}_${++state.calls}`;
+    const fields = { parent_call_id: call, tool_name: step.subagentPermission, input: step.input ?? null };
+    const response = await request('subagent_permission_request', 'subagent', fields, 'permission_response', context, state);
+    await say(`subagent ${step.subagentPermission} ${allows(response!) ? 'allowed' : 'denied'}. `, context, state);
+  } else if ('planApproval' in step) {
+    const fields = { call_id: `call_${state.n}_${++state.calls}`, plan_path: step.planPath ?? '.mew/plans/plan.md', plan_markdown: step.planApproval, persona: step.persona ?? 'plan' };
+    const response = await request('plan_approval_request', 'plan', fields, 'plan_approval_response', context, state);
+    await say(response!['approved'] === true ? 'plan approved. ' : `plan not approved${typeof response!['feedback'] === 'string' ? ` (${response!['feedback']})` : ''}. `, context, state);
+  } else if ('goal' in step) {
+    const response = await request('goal_proposed', 'goal', { call_id: `call_${state.n}_${++state.calls}`, objective: step.goal }, 'goal_response', context, state);
+    await say(response!['accepted'] === true ? 'goal accepted. ' : 'goal rejected. ', context, state);
+  } else if ('blockingRequest' in step) {
+    // No response of a client settles it (none is defined): only another client's request_resolved, or a cancel.
+    await request(step.blockingRequest, 'request', step.fields ?? {}, '', context, state, step.resolvedByOther);
   } else if ('subagent' in step) {
     const call = `call_${state.n}_${++state.calls}`;
     context.broadcast({ type: 'subagent_start', parent_call_id: call, name: step.subagent, child_session_id: `child_${call}` });
     context.broadcast({ type: 'subagent_status', parent_call_id: call, tool_name: 'task', message: `${step.subagent} is working` });
     context.broadcast({ type: 'subagent_end', parent_call_id: call, child_session_id: `child_${call}`, outcome: 'done' });
   } else if ('retry' in step) {
-    context.broadcast({ type: 'provider', event: { type: 'retry_wait', attempt: step.retry, delay_ms: step.delayMs ?? 10 } });
+    context.broadcast({ type: 'provider', event: { type: 'retry_wait', attempt: step.retry, max_attempts: 5, delay_secs: step.delaySecs ?? 1, reason: '429 Too Many Requests' } });
   } else if ('messageEnd' in step) {
     context.broadcast({ type: 'provider', event: { type: 'message_end', finish: step.messageEnd.finish ?? 'tool_use', usage: step.messageEnd.usage ?? {}, cost: step.messageEnd.cost ?? 0 } });
   } else if ('pause' in step) {
@@ -153,8 +172,37 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
   }
 }
 
+/**
+ * Broadcasts a request `{type, request_id, ...fields}` and waits for a client's `response` to it (the
+ * daemon then sends `request_resolved`). `resolvedByOther`: another client settles it after that many
+ * ms instead (`request_resolved`; undefined is returned), whatever this client answers.
+ */
+async function request(type: string, label: string, fields: JsonObject, response: string, context: TurnContext, state: TurnState, resolvedByOther?: number): Promise<JsonObject | undefined> {
+  const requestId = context.requestId(`${label}_${state.n}_${++state.requests}`);
+  context.broadcast({ type, request_id: requestId, ...fields });
+  if (resolvedByOther === undefined) return state.answer(requestId, response);
+  await state.sleep(resolvedByOther);
+  context.broadcast({ type: 'request_resolved', request_id: requestId });
+  return undefined;
+}
+
+/** Whether a `permission_response` allows. */
+function allows(response: JsonObject): boolean {
+  return response['decision'] === 'allow_once' || response['decision'] === 'allow_session';
+}
+
+/** One text part of the answer. */
+async function say(text: string, context: TurnContext, state: TurnState): Promise<void> {
+  await streamPart('text', text, 1, 0, context, state);
+  state.text += text;
+}
+
 async function tool(name: string, success: boolean, context: TurnContext, state: TurnState, progress?: string, ms?: number): Promise<void> {
   const call = `call_${state.n}_${++state.calls}`;
+  // The model's tool call is a part too (its input streams as `arguments`), then mew runs the tool.
+  const part = context.assistant.start('tool_call', { tool_name: name, call_id: call, state: { status: 'pending', input: {}, time: { start: Date.now() } } });
+  context.assistant.delta(part, '{}', 'arguments');
+  context.assistant.end(part);
   context.broadcast({ type: 'tool_start', call_id: call, name });
   if (progress !== undefined) context.broadcast({ type: 'tool_progress', call_id: call, chunk: progress });
   if (ms !== undefined) await state.sleep(ms);
