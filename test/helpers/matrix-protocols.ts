@@ -382,8 +382,12 @@ function mewScenario(cell: Cell): MewDaemonScenario {
     case 'honest':
       return { turns: [{ steps: MEW_HONEST }] };
     case 'blocking-request':
-      // Nobody answers (no approve callback): the driver denies it, and the turn goes on.
-      return { turns: [{ steps: [{ permission: 'bash', input: { command: TOOL_INPUT } }, ...MEW_HONEST] }] };
+      // An older build's integer request id, denied by default (no approve callback); then a request kind no
+      // client can answer, which nobody settles: the core's bound ends the run.
+      return {
+        requestIds: 'integer',
+        turns: [{ steps: [{ permission: 'bash', input: { command: TOOL_INPUT } }, { blockingRequest: 'hologram_request', fields: { call_id: 'c1' } }, ...MEW_HONEST] }],
+      };
     case 'crash-mid-frame':
       return { turns: [{ steps: [{ text: 'partial' }, { drop: true }] }] };
     case 'hang-deadline':
@@ -405,7 +409,7 @@ export const MEW = daemonProtocol(
     const daemon = await fakeMewDaemon(mewScenario(cell));
     return { url: daemon.url, open: () => daemon.openConnections(), close: () => daemon.close() };
   },
-  {},
+  { 'blocking-request': { status: 'failed', errorCode: 'request-unanswered' } },
 );
 
 export const PROTOCOLS: MatrixProtocol[] = [FEN, HEP, FUSERAFT, FUSERAFT_BRIDGE, FUSERAFT_SERVE, MEW];
