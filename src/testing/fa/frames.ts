@@ -43,13 +43,15 @@ export const hepFrame = {
     args_summary: argsSummary,
   }),
   toolDelta: (turnId: number, id: string, update: string) => ({ type: 'tool_delta', turn_id: turnId, id, update }),
-  toolLiveness: (turnId: number, id: string, name: string, elapsedMs: number) => ({
+  // Fa's own code sends `output_bytes` beside `action` and `elapsed_ms` (the tool's output so far).
+  toolLiveness: (turnId: number, id: string, name: string, elapsedMs: number, outputBytes = 0) => ({
     type: 'tool_liveness',
     turn_id: turnId,
     id,
     name,
     action: 'heartbeat',
     elapsed_ms: elapsedMs,
+    output_bytes: outputBytes,
   }),
   turnDone: (turnId: number, message: string, toolResults: HepToolResult[], usage: { input: number; output: number; cost: number }, stopReason: string) => ({
     type: 'turn_done',
