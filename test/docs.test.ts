@@ -1,6 +1,6 @@
 // Keeps the documentation honest: every code block in README.md and docs/ is an example file verbatim, is run
 // here, or is visibly marked as a fragment; the links between the documents point at files that exist.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../src/testing/builtins.js';
+import { onPath } from './helpers/optional-tools.js';
 
 const execFileAsync = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -48,14 +49,9 @@ const EXAMPLE = /^\/\/ (examples\/[\w./-]+\.mjs):/;
 const RUN = /^(?:\/\/|#) run by test\/docs\.test\.ts$/;
 const FRAGMENT = /^(?:\/\/|#) fragment: \S/;
 
-const hasJq = (() => {
-  try {
-    execFileSync('jq', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+/** Without jq the blocks that pipe into it are skipped (the suite says so once: test/global-setup.ts). */
+const hasJq = onPath('jq');
+const needsJq = (block: CodeBlock): boolean => block.body.includes('jq ');
 
 describe('code blocks in README.md and docs/', () => {
   it('found the documents and their blocks', () => {
@@ -115,22 +111,28 @@ describe('blocks run by this test', () => {
     },
   );
 
-  it.each(runnable.filter((block) => block.info === 'sh').map((block) => [where(block), block] as const))(
+  const shellBlocks = runnable.filter((block) => block.info === 'sh');
+  it.each(shellBlocks.filter((block) => !needsJq(block)).map((block) => [where(block), block] as const))(
     '%s runs in a shell with the bins on PATH, and prints its sample output',
-    async (_where, block) => {
-      if (block.body.includes('jq ') && !hasJq) return expect.fail(`${where(block)} needs jq on PATH`);
-      const cwd = mkdtempSync(join(scratch, 'run-'));
-      const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.body], {
-        cwd,
-        timeout: 60_000,
-        env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
-      });
-      expect(stdout.trim().length).toBeGreaterThan(0);
-      // Lines of the sample output that go to stdout (progress lines go to stderr and carry ids and times).
-      const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
-      for (const line of expected) expect(stdout.split('\n')).toContain(line);
-    },
+    (_where, block) => runShellBlock(block),
   );
+  it.skipIf(!hasJq).each(shellBlocks.filter(needsJq).map((block) => [where(block), block] as const))(
+    '%s runs in a shell with the bins and jq on PATH, and prints its sample output',
+    (_where, block) => runShellBlock(block),
+  );
+
+  async function runShellBlock(block: CodeBlock): Promise<void> {
+    const cwd = mkdtempSync(join(scratch, 'run-'));
+    const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.body], {
+      cwd,
+      timeout: 60_000,
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
+    });
+    expect(stdout.trim().length).toBeGreaterThan(0);
+    // Lines of the sample output that go to stdout (progress lines go to stderr and carry ids and times).
+    const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
+    for (const line of expected) expect(stdout.split('\n')).toContain(line);
+  }
 });
 
 describe('links between the documents', () => {
