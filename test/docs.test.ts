@@ -7,7 +7,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { KNOWN_AGENT_EVENT_TYPES } from '../src/agent/known-events.js';
 import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../src/testing/builtins.js';
+import { documentedAgentEvents } from './helpers/documented-events.js';
 import { onPath } from './helpers/optional-tools.js';
 
 const execFileAsync = promisify(execFile);
@@ -133,6 +135,13 @@ describe('blocks run by this test', () => {
     const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
     for (const line of expected) expect(stdout.split('\n')).toContain(line);
   }
+});
+
+describe("docs/agent.md's event shapes", () => {
+  it('show every event type this version defines, once (test/package.test.ts compiles them)', () => {
+    const types = documentedAgentEvents().map((line) => /^\{ type: '([\w]+)'/.exec(line)![1]!);
+    expect([...types].sort()).toEqual([...KNOWN_AGENT_EVENT_TYPES].sort());
+  });
 });
 
 describe('links between the documents', () => {
