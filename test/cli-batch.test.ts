@@ -59,6 +59,8 @@ describe('task lines', () => {
       task: { id: 'a', task: 't', env: { K: 'v' }, timeoutMs: 120_000 },
     });
     expect(parseTaskLine('{"task":"t","timeout":30}\r', 2)).toMatchObject({ task: { timeoutMs: 30_000 } });
+    // 0 is no deadline, as with --timeout 0 and timeout(1).
+    expect(parseTaskLine('{"task":"t","timeout":0}', 2)).toMatchObject({ task: { timeoutMs: Infinity } });
     expect(parseTaskLine('   ', 1)).toEqual({ kind: 'skip' });
     for (const [line, reason] of [
       ['nope', /not JSON/],

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { ConnectProtocolName, ProtocolName } from '../drivers/index.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
-import { parseDuration } from './duration.js';
+import { durationOption } from './duration.js';
 import { UsageError } from './usage-error.js';
 
 export type OutputMode = 'text' | 'events' | 'json';
@@ -154,16 +154,9 @@ function usageErrorFrom(error: unknown): UsageError {
   }
 }
 
-function duration(name: string, value: string | undefined, allowZero: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseDuration(value, allowZero);
-  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
-  return parsed.ms;
-}
-
 /** --latency-budget: a duration up to 1s (spawnRun's bound on latencyBudgetMs). */
 function latencyBudget(value: string | undefined): number | undefined {
-  const ms = duration('latency-budget', value, true);
+  const ms = durationOption('latency-budget', value, true);
   if (ms !== undefined && ms > 1000) throw new UsageError(`--latency-budget: "${value}" is too long: at most 1s.`);
   return ms;
 }
@@ -342,11 +335,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     runId: nonEmpty('run-id', values['run-id']),
     cwd: nonEmpty('cwd', values.cwd),
     stateDir: nonEmpty('state-dir', values['state-dir']),
-    timeoutMs: duration('timeout', values.timeout, false),
-    killGraceMs: duration('grace', values.grace, true),
-    readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
-    finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
-    stallTimeoutMs: duration('stall-timeout', values['stall-timeout'], false),
+    timeoutMs: durationOption('timeout', values.timeout, 'none'),
+    killGraceMs: durationOption('grace', values.grace, true),
+    readyTimeoutMs: durationOption('ready-timeout', values['ready-timeout'], false),
+    finalizeGraceMs: durationOption('finalize-grace', values['finalize-grace'], true),
+    stallTimeoutMs: durationOption('stall-timeout', values['stall-timeout'], false),
     latencyBudgetMs: latencyBudget(values['latency-budget']),
     tasks,
     parallel,

@@ -119,7 +119,7 @@ ${section('Run options', [
   ['--run-id ID', 'run id shared with the child (default: a random UUID)'],
   ['--cwd DIR', 'working directory of the child'],
   ['--env KEY=VALUE', 'extra environment for the child (repeatable)'],
-  ['--timeout DURATION', 'deadline of the whole run; past it the run is timed-out'],
+  ['--timeout DURATION', 'deadline of the whole run (default 45m; 0: none); past it the run is timed-out'],
   ['--grace DURATION', 'kill grace: wait this long before SIGTERM, and again before SIGKILL (3s)'],
   ['--ready-timeout DURATION', 'how long the child may take to say ready (30s)'],
   ['--finalize-grace DURATION', 'how long a finalize may take before supervise cancels (120s)'],

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { WorkerShutdownMode } from '../queue/index.js';
 import { OUTPUT_MODES, type OutputMode } from './args.js';
-import { parseDuration } from './duration.js';
+import { durationOption } from './duration.js';
 import { UsageError } from './usage-error.js';
 
 /** `supervise --redis URL --queue NAME --profile NAME --task ...`: one run on a queue worker. */
@@ -61,6 +61,13 @@ function withUsageErrors<T>(parse: () => T): T {
   }
 }
 
+/** --timeout of a queued run: a duration, never none (0): a queued run always has a deadline. */
+function queuedTimeout(value: string | undefined): number | undefined {
+  const ms = durationOption('timeout', value, true);
+  if (ms === 0) throw new UsageError('--timeout 0 (no deadline) is not for a queued run: a hung child would hold its worker for ever; give a duration.');
+  return ms;
+}
+
 function required(name: string, value: string | undefined): string {
   if (value === undefined || value.length === 0) throw new UsageError(`--${name} is missing; a queue run or worker needs --redis URL and --queue NAME.`);
   return value;
@@ -76,13 +83,6 @@ function queueName(value: string | undefined): string {
   const name = required('queue', value);
   if (/[\s:]/.test(name)) throw new UsageError(`--queue "${name}" may not contain spaces or colons.`);
   return name;
-}
-
-function duration(name: string, value: string | undefined, allowZero: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseDuration(value, allowZero);
-  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
-  return parsed.ms;
 }
 
 function count(name: string, value: string | undefined, min: number): number | undefined {
@@ -138,7 +138,7 @@ export function parseRemoteCommandLine(argv: readonly string[]): RemoteCliOption
     taskFile: values['task-file'],
     controls: values.controls,
     runId: values['run-id'],
-    timeoutMs: duration('timeout', values.timeout, false),
+    timeoutMs: queuedTimeout(values.timeout),
     attempts: count('attempts', values.attempts, 1),
   };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) Object.assign(options, { [key]: value });
@@ -177,10 +177,10 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCliOption
   };
   const optional: Partial<WorkerCliOptions> = {
     prefix: values.prefix,
-    lockDurationMs: duration('lock-duration', values['lock-duration'], false),
-    stalledIntervalMs: duration('stalled-interval', values['stalled-interval'], false),
+    lockDurationMs: durationOption('lock-duration', values['lock-duration'], false),
+    stalledIntervalMs: durationOption('stalled-interval', values['stalled-interval'], false),
     maxStalledCount: count('max-stalled', values['max-stalled'], 0),
-    shutdownGraceMs: duration('shutdown-grace', values['shutdown-grace'], true),
+    shutdownGraceMs: durationOption('shutdown-grace', values['shutdown-grace'], true),
     name: values.name,
     stateDir: values['state-dir'],
   };
