@@ -15,10 +15,14 @@ import { PRINT_DEADLINE, secondsLeft } from './helpers/spawn-harness.js';
 
 describe('supervise usage errors (main() in process)', () => {
   const cases: Array<[string, string[], RegExp, string?]> = [
-    ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /unknown option --frobnicate/],
+    ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /unknown option --frobnicate\. If it belongs to the child command, put it after '--'\./],
+    ['misspelt option: the closest one', ['--timout', '5', '--task', 'x', '--', 'node'], /unknown option --timout; did you mean --timeout\? If it belongs/],
+    ['misspelt option with =', ['--paralel=2', '--tasks', 'f', '--', 'node'], /unknown option --paralel; did you mean --parallel\?/],
+    ['misspelt queue option', ['--redis', 'redis://h', '--queue', 'q', '--profile', 'p', '--atempts', '2'], /unknown option --atempts; did you mean --attempts\?/],
+    ['misspelt worker option', ['worker', '--concurency', '2'], /unknown option --concurency; did you mean --concurrency\?/],
+    ['no deadline for a queued run', ['--redis', 'redis://h', '--queue', 'q', '--profile', 'p', '--task', 'x', '--timeout', '0'], /--timeout 0 \(no deadline\) is not for a queued run/],
     ['missing value', ['--task'], /option --task needs a value/],
     ['no child command', ['--task', 'x'], /no child command/],
-    ['no deadline for a queued run', ['--redis', 'redis://h', '--queue', 'q', '--profile', 'p', '--task', 'x', '--timeout', '0'], /--timeout 0 \(no deadline\) is not for a queued run/],
     ['child command without --', ['--task', 'x', 'node'], /before '--'/],
     ['bad duration', ['--timeout', '5 parsecs', '--task', 'x', '--', 'node'], /--timeout: "5 parsecs" is not a duration/],
     ['negative timeout', ['--timeout', '-5', '--task', 'x', '--', 'node'], /--timeout: "-5" is invalid: a duration cannot be negative/],
@@ -51,6 +55,7 @@ describe('supervise usage errors (main() in process)', () => {
 describe('supervise usage errors (built CLI): the bin exits with what main() returns', () => {
   it.each([
     ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /^supervise: unknown option --frobnicate/],
+    ['misspelt option', ['--timout', '5', '--task', 'x', '--', 'node'], /^supervise: unknown option --timout; did you mean --timeout\?/],
     ['no arguments at all', [], /^supervise: run a child agent[^]*Usage:/],
   ])('%s: exit 2, the reason on stderr, nothing on stdout', async (_name, args, message) => {
     const result = await runCli(args);

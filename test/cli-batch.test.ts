@@ -125,6 +125,16 @@ describe('supervise --tasks', () => {
     expect((await runCli(['--tasks', tasksFile(['"a"', '"b"']), ...COMMAND], { env: ENV })).code).toBe(0);
   });
 
+  it('--quiet: no summary for a batch whose tasks all ended done; the summary when one did not', async () => {
+    const done = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', '"b"']), ...COMMAND]);
+    expect(done.code).toBe(0);
+    expect(jsonLines(done.stdout)).toHaveLength(2);
+    expect(done.stderr).toBe('');
+    const bad = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', 'not json']), ...COMMAND]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^supervise: 2 tasks: 1 done, 0 failed, 0 timed out, 0 cancelled, 1 invalid \(line 2\)/);
+  });
+
   it('reads the tasks from standard input with --tasks -', async () => {
     const input = ['"one"', '{"id":"two","task":"second"}', ''].join('\n');
     const result = await runMainWithEnv(ENV, ['--tasks', '-', ...COMMAND], { input });

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KNOWN_AGENT_EVENT_TYPES } from '../src/agent/known-events.js';
+import { OPTION_SPEC, PROTOCOL_NAMES } from '../src/cli/args.js';
 import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../src/testing/builtins.js';
 import { documentedAgentEvents } from './helpers/documented-events.js';
 import { onPath } from './helpers/optional-tools.js';
@@ -141,6 +142,23 @@ describe("docs/agent.md's event shapes", () => {
   it('show every event type this version defines, once (test/package.test.ts compiles them)', () => {
     const types = documentedAgentEvents().map((line) => /^\{ type: '([\w]+)'/.exec(line)![1]!);
     expect([...types].sort()).toEqual([...KNOWN_AGENT_EVENT_TYPES].sort());
+  });
+});
+
+describe("docs/cli.md's option table", () => {
+  const rows = readFileSync(join(root, 'docs', 'cli.md'), 'utf8')
+    .split('\n')
+    .filter((line) => /^\| `-/.test(line));
+  const named = rows.map((row) => /--([\w-]+)/.exec(row)![1]!);
+
+  it('has one row for each option of supervise, and none for an option it does not have', () => {
+    expect(named.filter((name, index) => named.indexOf(name) !== index), 'options with two rows').toEqual([]);
+    expect([...named].sort()).toEqual(Object.keys(OPTION_SPEC).sort());
+  });
+
+  it('lists every protocol in the --protocol row', () => {
+    const row = rows[named.indexOf('protocol')]!;
+    for (const protocol of PROTOCOL_NAMES) expect(row, protocol).toContain(`\`${protocol}\``);
   });
 });
 

@@ -4,6 +4,7 @@ import type { ConnectProtocolName, ProtocolName } from '../drivers/index.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
 import { durationOption } from './duration.js';
+import { parseArgsUsageError } from './parse-errors.js';
 import { UsageError } from './usage-error.js';
 
 export type OutputMode = 'text' | 'events' | 'json';
@@ -103,7 +104,8 @@ function rejectNegativeDurations(argv: readonly string[]): void {
   }
 }
 
-const OPTION_SPEC = {
+/** Every option of `supervise` (a single or batch run; the queue forms have theirs in queue-args.ts). */
+export const OPTION_SPEC = {
   protocol: { type: 'string' },
   url: { type: 'string' },
   socket: { type: 'string' },
@@ -134,25 +136,6 @@ const OPTION_SPEC = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
-
-const HELP_HINT = "Run 'supervise --help' for the options.";
-
-/** Rewrites parseArgs' own errors so that they name the option and the fix in supervise's words. */
-function usageErrorFrom(error: unknown): UsageError {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? 'an option';
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(
-        `unknown option ${option}. If it belongs to the child command, put it after '--'. ${HELP_HINT}`,
-      );
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return new UsageError(`option ${option} needs a value, as in ${option} VALUE. ${HELP_HINT}`);
-    default:
-      return new UsageError(`${message} ${HELP_HINT}`);
-  }
-}
 
 /** --latency-budget: a duration up to 1s (spawnRun's bound on latencyBudgetMs). */
 function latencyBudget(value: string | undefined): number | undefined {
@@ -246,7 +229,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   try {
     parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw usageErrorFrom(error);
+    throw parseArgsUsageError(error, Object.keys(OPTION_SPEC), "If it belongs to the child command, put it after '--'.");
   }
   const { values, positionals, tokens } = parsed;
   if (values.help === true) return { kind: 'help' };
