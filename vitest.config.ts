@@ -1,5 +1,6 @@
-// Test configuration: three projects (in-process unit files and well-behaved process files share workers; the
-// other files that start real processes get a fresh worker each), a worker per core, and the longest files first.
+// Test configuration of `npm test`: three projects (in-process unit files and well-behaved process files share
+// workers; the other files that start real processes get a fresh worker each), two workers per core, and the longest
+// files first. The checks that take minutes (test/slow/) are left to vitest.slow.config.ts, which .ci/run runs after.
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -31,14 +32,14 @@ const SHARED_PROCESS_FILES = [
 ].map((name) => `test/${name}.test.ts`);
 
 /**
- * The longest files (quiet 2-core run), about longest first. On a clean clone vitest knows no durations and starts
+ * The longest files (2-core run), about longest first. On a clean clone vitest knows no durations and starts
  * the largest files first; a long file that starts last decides the wall time alone. A stale entry only
  * costs ordering, never a result.
  */
 const LONGEST_FIRST = [
-  // The Redis-lock files (queue, queue-faults) are kept apart from bench-smoke, the heaviest start.
-  'bench-smoke', 'cli-output', 'queue', 'spawn-scale', 'queue-faults', 'hostile-matrix', 'cli-batch', 'agent-conformance', 'spawn-teardown',
-  'cli-queue', 'docs', 'examples', 'fuseraft-scripted', 'fake-child-kit', 'cli-controls', 'spawn-faults', 'wire-properties',
+  // With redis-server, the queue files are among the longest too.
+  'package', 'queue', 'wire-properties', 'hostile-matrix', 'agent-conformance', 'queue-faults', 'docs', 'spawn-teardown', 'examples',
+  'cli-queue', 'fuseraft-scripted', 'spawn-faults', 'pool-queue', 'cli-output', 'fake-child-kit', 'spawn-scale', 'cli-batch',
 ].map((name) => `${name}.test.ts`);
 
 class LongestFirstSequencer extends BaseSequencer {
@@ -51,6 +52,9 @@ class LongestFirstSequencer extends BaseSequencer {
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
+
+/** The checks that take minutes: not part of `npm test` (see vitest.slow.config.ts). */
+const SLOW_FILES = 'test/slow/**';
 
 // Real child processes need generous timeouts on a shared 2-core machine.
 const shared = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' as const };
@@ -65,7 +69,7 @@ export default defineConfig({
     maxWorkers: 2 * availableParallelism(),
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
-      { test: { ...shared, name: 'processes', include: ['test/**/*.test.ts'], exclude: [...UNIT_FILES, ...SHARED_PROCESS_FILES] } },
+      { test: { ...shared, name: 'processes', include: ['test/**/*.test.ts'], exclude: [...UNIT_FILES, ...SHARED_PROCESS_FILES, SLOW_FILES] } },
       { test: { ...shared, name: 'processes-shared', include: SHARED_PROCESS_FILES, isolate: false } },
       { test: { ...shared, name: 'unit', include: UNIT_FILES, isolate: false } },
     ],

@@ -1,9 +1,10 @@
 // Agent Handler conformance of asAgent over every protocol fake: MUST 1-3, JSON round trips, cleanup after return(), session_busy, the mapping.
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { asAgent, collect, AgentFailure } from '../src/agent/index.js';
+import { asAgent, collect, AgentFailure, isKnownAgentEvent } from '../src/agent/index.js';
 import type { AgentEvent, AgentOptions, SupervisedAgent } from '../src/agent/index.js';
-import { isAlive } from '../src/testing/index.js';
+import { spawnRun } from '../src/index.js';
+import { fakeChild, isAlive } from '../src/testing/index.js';
 import { ANSWER_TEXT, HUGE_ANSWER, HUGE_PREFIX, PROTOCOL_FAKES } from './helpers/agent-fakes.js';
 import type { Behaviour, FakeInstance, ProtocolFake } from './helpers/agent-fakes.js';
 
@@ -44,9 +45,9 @@ function expectConformant(events: AgentEvent[]): AgentEvent {
     expect(JSON.parse(JSON.stringify(event))).toStrictEqual(event);
   }
   const terminal = terminals[0]!;
-  if (terminal.type === 'failed') {
-    expect(typeof terminal['details']).toBe('string');
-    expect(typeof terminal['retryable']).toBe('boolean');
+  if (isKnownAgentEvent(terminal) && terminal.type === 'failed') {
+    expect(typeof terminal.details).toBe('string');
+    expect(typeof terminal.retryable).toBe('boolean');
   }
   return terminal;
 }
@@ -277,5 +278,22 @@ describe.each(PROTOCOL_FAKES)('asAgent over the $protocol fake', (protocol) => {
       const { agent } = setUp(protocol, 'answer');
       expect(await agent.dispatch('nobody', { type: 'steer', text: 'x' })).toMatchObject({ status: 'rejected' });
     });
+  });
+});
+
+describe("collect()'s text and the run's answer", () => {
+  it('text is every streamed piece, the text before a tool call included; outcome.finalText is the answer alone', async () => {
+    const child = fakeChild(
+      { name: 'reads-then-answers', turns: [{ steps: [{ text: 'Reading the file first. ' }, { tool: 'read_file', result: 'ok' }], answer: 'The answer.' }] },
+      { turnTickMs: 5, idleTickMs: 20 },
+    );
+    try {
+      const { text } = await collect(asAgent({ ...child }).invoke({ session: 's' }, { text: 'question' }));
+      const outcome = await spawnRun({ ...child, task: 'question' }).outcome;
+      expect(text).toBe('Reading the file first. The answer.');
+      expect(outcome.finalText).toBe('The answer.');
+    } finally {
+      child.cleanup();
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The mapping table of asAgent as pure functions: run events to AgentEvents, outcomes to terminals, collect(), the invoke iterator.
 import { describe, expect, it } from 'vitest';
-import { AgentFailure, collect } from '../src/agent/index.js';
+import { AgentFailure, collect, otherAgentEvent } from '../src/agent/index.js';
 import type { AgentEvent } from '../src/agent/index.js';
 import { InvokeStream } from '../src/agent/invoke-stream.js';
 import { RunEventMapper } from '../src/agent/map-run-events.js';
@@ -166,6 +166,21 @@ describe('terminal', () => {
   });
 });
 
+describe('otherAgentEvent', () => {
+  it('makes a plain JSON event of a type this version does not define', () => {
+    const event = otherAgentEvent('citation', { url: 'https://example.com', type: 'overridden' });
+    expect(event).toEqual({ url: 'https://example.com', type: 'citation' });
+    expect(JSON.parse(JSON.stringify(event))).toStrictEqual(event);
+  });
+
+  it('refuses a known type (TypeScript already does), an empty type and fields that are no object', () => {
+    const known: string = 'failed';
+    expect(() => otherAgentEvent(known, { details: 'x' })).toThrow(/"failed" is a known event type; yield it as \{ type: 'failed', \.\.\. \}/);
+    expect(() => otherAgentEvent('')).toThrow(TypeError);
+    expect(() => otherAgentEvent('x', [] as never)).toThrow(/fields must be an object/);
+  });
+});
+
 describe('collect', () => {
   async function* stream(...events: AgentEvent[]): AsyncGenerator<AgentEvent> {
     yield* events;
@@ -173,7 +188,7 @@ describe('collect', () => {
 
   it('concatenates text, ignores thinking and unknown events, returns data', async () => {
     const result = await collect(
-      stream({ type: 'thinking', delta: 'no' }, { type: 'text', delta: 'a' }, { type: 'citation' }, { type: 'text', delta: 'b' }, { type: 'completed', data: [1] }),
+      stream({ type: 'thinking', delta: 'no' }, { type: 'text', delta: 'a' }, otherAgentEvent('citation'), { type: 'text', delta: 'b' }, { type: 'completed', data: [1] }),
     );
     expect(result).toEqual({ text: 'ab', data: [1] });
     expect(await collect(stream({ type: 'completed' }))).toEqual({ text: '' });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { asAgent, collect } from '../src/agent/index.js';
+import { asAgent, collect, isKnownAgentEvent } from '../src/agent/index.js';
 import type { AgentEvent, AgentOptions, SupervisedAgent } from '../src/agent/index.js';
 import { spawnRun } from '../src/index.js';
 import type { Outcome, Run, RunEvent } from '../src/index.js';
@@ -104,6 +104,18 @@ describe('serveAgent under spawnRun', () => {
     expect(events.find((event) => event.type === 'error')).toMatchObject({ error: 'provider overloaded', source: 'agent', extra: { code: 'overloaded', retryable: true } });
     expect(events.find((event) => event.type === 'turn-complete')).toMatchObject({ stopReason: 'error' });
     expect(events.at(-1)).toMatchObject({ type: 'exit', status: 'failed', extra: { code: 'overloaded', retryable: true } });
+  });
+
+  it('a malformed failed event fails the run saying what was wrong and with the fields the agent gave', async () => {
+    const { run } = start('malformed-failed');
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(outcome.error).toBe(
+      'the agent yielded a malformed failed event: details is missing (a string is required); ' +
+        'it had {"type":"failed","error":"asked to fail","retryable":false}',
+    );
+    const events = await drain(agentOver('malformed-failed').invoke({ session: 's' }, { text: 'x' }));
+    expect(events.at(-1)).toEqual({ type: 'failed', details: outcome.error, retryable: false, code: 'malformed_event' });
   });
 
   it('cancel stops the turn through return() (the agent is released), exit cancelled, code 1', async () => {
@@ -251,7 +263,7 @@ describe('asAgent over serveAgent children', () => {
     for (const text of ['one', 'three']) {
       const events = await drain(agent.invoke({ session: 's' }, { text }));
       expect(events.at(-1)).toEqual({ type: 'completed', data: { length: text.length } });
-      readies += events.filter((event) => event.type === 'run_event' && (event['event'] as { type: string }).type === 'ready').length;
+      readies += events.filter((event) => isKnownAgentEvent(event) && event.type === 'run_event' && event.event.type === 'ready').length;
     }
     expect(readies).toBe(1); // one child, started once, served both turns
 

@@ -11,15 +11,20 @@ import { UsageError } from '../src/cli/usage-error.js';
 import { LineSplitter } from '../src/text/line-splitter.js';
 import { runMain } from './helpers/cli-main.js';
 import { CLI, hasScript, ROOT, runCli } from './helpers/cli-run.js';
+import { PRINT_DEADLINE, secondsLeft } from './helpers/spawn-harness.js';
 
 describe('supervise usage errors (main() in process)', () => {
   const cases: Array<[string, string[], RegExp, string?]> = [
-    ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /unknown option --frobnicate/],
+    ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /unknown option --frobnicate\. If it belongs to the child command, put it after '--'\./],
+    ['misspelt option: the closest one', ['--timout', '5', '--task', 'x', '--', 'node'], /unknown option --timout; did you mean --timeout\? If it belongs/],
+    ['misspelt option with =', ['--paralel=2', '--tasks', 'f', '--', 'node'], /unknown option --paralel; did you mean --parallel\?/],
+    ['misspelt queue option', ['--redis', 'redis://h', '--queue', 'q', '--profile', 'p', '--atempts', '2'], /unknown option --atempts; did you mean --attempts\?/],
+    ['misspelt worker option', ['worker', '--concurency', '2'], /unknown option --concurency; did you mean --concurrency\?/],
+    ['no deadline for a queued run', ['--redis', 'redis://h', '--queue', 'q', '--profile', 'p', '--task', 'x', '--timeout', '0'], /--timeout 0 \(no deadline\) is not for a queued run/],
     ['missing value', ['--task'], /option --task needs a value/],
     ['no child command', ['--task', 'x'], /no child command/],
     ['child command without --', ['--task', 'x', 'node'], /before '--'/],
     ['bad duration', ['--timeout', '5 parsecs', '--task', 'x', '--', 'node'], /--timeout: "5 parsecs" is not a duration/],
-    ['zero timeout', ['--timeout', '0', '--task', 'x', '--', 'node'], /--timeout: "0" is zero/],
     ['negative timeout', ['--timeout', '-5', '--task', 'x', '--', 'node'], /--timeout: "-5" is invalid: a duration cannot be negative/],
     ['negative grace with =', ['--grace=-1s', '--task', 'x', '--', 'node'], /--grace: "-1s" is invalid: a duration cannot be negative/],
     ['no arguments at all: the usage', [], /^supervise: run a child agent[^]*Usage:\n {2}supervise \[options\] -- <child command> \[args\.\.\.\][^]*supervise --help/],
@@ -50,12 +55,25 @@ describe('supervise usage errors (main() in process)', () => {
 describe('supervise usage errors (built CLI): the bin exits with what main() returns', () => {
   it.each([
     ['unknown option', ['--frobnicate', '--task', 'x', '--', 'node'], /^supervise: unknown option --frobnicate/],
+    ['misspelt option', ['--timout', '5', '--task', 'x', '--', 'node'], /^supervise: unknown option --timout; did you mean --timeout\?/],
     ['no arguments at all', [], /^supervise: run a child agent[^]*Usage:/],
   ])('%s: exit 2, the reason on stderr, nothing on stdout', async (_name, args, message) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stdout.length).toBe(0);
+  });
+});
+
+describe('the deadline of a run', () => {
+  const deadlineSeen = async (extra: string[]) => {
+    const result = await runMain(['--task', 'x', '--grace', '0', ...extra, '--', PRINT_DEADLINE.command, ...PRINT_DEADLINE.args]);
+    return /the child's last output:\n(\S+)/.exec(result.stderr)?.[1];
+  };
+
+  it("is spawnRun's default (45 minutes) without --timeout, and none with --timeout 0", async () => {
+    expect(secondsLeft((await deadlineSeen([]))!)).toBeGreaterThan(2700 - 60);
+    expect(await deadlineSeen(['--timeout', '0'])).toBe('none');
   });
 });
 
@@ -107,6 +125,13 @@ describe('parseCommandLine', () => {
         protocol: 'fuseraft', approve: 'always-known', connect: false,
       },
     });
+  });
+
+  it('--timeout 0 is no deadline (timeoutMs: Infinity), as with timeout(1); without --timeout spawnRun\'s default applies', () => {
+    const none = parseCommandLine(['--task', 't', '--timeout', '0', '--', 'x']);
+    expect(none.kind === 'run' && none.options.timeoutMs).toBe(Infinity);
+    const unset = parseCommandLine(['--task', 't', '--', 'x']);
+    expect(unset.kind === 'run' && unset.options.timeoutMs).toBeUndefined();
   });
 
   it('--stall-timeout must be a positive duration; --approve ask cannot serve a batch', () => {

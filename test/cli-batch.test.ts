@@ -59,6 +59,8 @@ describe('task lines', () => {
       task: { id: 'a', task: 't', env: { K: 'v' }, timeoutMs: 120_000 },
     });
     expect(parseTaskLine('{"task":"t","timeout":30}\r', 2)).toMatchObject({ task: { timeoutMs: 30_000 } });
+    // 0 is no deadline, as with --timeout 0 and timeout(1).
+    expect(parseTaskLine('{"task":"t","timeout":0}', 2)).toMatchObject({ task: { timeoutMs: Infinity } });
     expect(parseTaskLine('   ', 1)).toEqual({ kind: 'skip' });
     for (const [line, reason] of [
       ['nope', /not JSON/],
@@ -121,6 +123,16 @@ describe('supervise --tasks', () => {
     expect((await runMainWithEnv(ENV, ['--tasks', noBadLines, '--grace', '200ms', ...COMMAND])).code).toBe(1);
     // The bin itself, for the exit code of a batch.
     expect((await runCli(['--tasks', tasksFile(['"a"', '"b"']), ...COMMAND], { env: ENV })).code).toBe(0);
+  });
+
+  it('--quiet: no summary for a batch whose tasks all ended done; the summary when one did not', async () => {
+    const done = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', '"b"']), ...COMMAND]);
+    expect(done.code).toBe(0);
+    expect(jsonLines(done.stdout)).toHaveLength(2);
+    expect(done.stderr).toBe('');
+    const bad = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', 'not json']), ...COMMAND]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^supervise: 2 tasks: 1 done, 0 failed, 0 timed out, 0 cancelled, 1 invalid \(line 2\)/);
   });
 
   it('reads the tasks from standard input with --tasks -', async () => {

@@ -74,13 +74,15 @@ describe('output modes', () => {
     expect(await survivorsOf(child.fake)).toEqual([]);
   });
 
-  it('--quiet: no progress notes, only the closing summary', async () => {
+  it('--quiet: nothing on stderr for a run that ends done; how it ended, with its error, for one that does not', async () => {
     const child = fake(answering);
     const result = await superviseIn(child, ['-q', '--task', 'Answer it']);
     expect(result.code).toBe(0);
     expect(result.stdout.toString('utf8')).toBe(ANSWER);
-    expect(result.stderr).not.toContain('turn 1 started');
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toBe('');
+    const crashed = await superviseIn(fake('crash'), ['-q', '--task', 'Answer it']);
+    expect(crashed.code).toBe(1);
+    expect(crashed.stderr).toMatch(/^supervise: run failed \(.*\): /);
   });
 });
 

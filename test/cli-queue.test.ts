@@ -11,8 +11,8 @@ import { cleanupQueueKit, eventually, fakeProfile, pausing, profileOf } from './
 import { haveRedis, redisClients, startRedis } from './helpers/redis-server.js';
 import type { RedisServer } from './helpers/redis-server.js';
 
+// Without redis-server these are skipped; the suite says so once (test/global-setup.ts).
 const redisMissing = !haveRedis();
-if (redisMissing) console.warn('test/cli-queue.test.ts: redis-server is not installed; the queue CLI tests are skipped');
 
 describe('supervise worker / supervise --redis: usage errors (no Redis needed)', () => {
   it('refuses a queue run without a profile, with a command, or with a bad URL, and a worker without profiles (exit 2)', async () => {
@@ -43,15 +43,14 @@ describe.skipIf(redisMissing)('supervise worker / supervise --redis on a real Re
   let redis: RedisServer;
   let scratch: string;
   let worker: CliRun;
-  const profiles = {
-    echo: fakeProfile('echo'),
-    demo: fakeProfile('demo'),
-    slow: fakeProfile(pausing(30_000)),
-  };
+  // Made in beforeAll, never while vitest collects this block: a skipped block runs no hook, so fake
+  // children made here would leave their temp files behind on a machine without redis-server.
+  let profiles: Record<'echo' | 'demo' | 'slow', ReturnType<typeof fakeProfile>>;
   const queue = 'cli';
   const remote = (...args: string[]) => ['--redis', redis.url, '--queue', queue, ...args];
 
   beforeAll(async () => {
+    profiles = { echo: fakeProfile('echo'), demo: fakeProfile('demo'), slow: fakeProfile(pausing(30_000)) };
     redis = await startRedis();
     scratch = mkdtempSync(join(tmpdir(), 'cli-queue-test-'));
     const file = join(scratch, 'profiles.json');

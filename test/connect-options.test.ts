@@ -27,6 +27,12 @@ describe('connectRun options', () => {
     expect(resolve({ protocol: 'x', socketPath: '/run/s.sock' }).command).toBe('unix:/run/s.sock');
   });
 
+  it('gives the run the default deadline of spawnRun (2700 s) unless timeoutMs or deadline says otherwise; Infinity: none', () => {
+    const deadlineMs = resolve({ protocol: 'x', url: 'ws://h/' }).deadlineMs!;
+    expect(Math.abs(deadlineMs - (Date.now() + 2_700_000))).toBeLessThan(5000);
+    expect(resolve({ protocol: 'x', url: 'ws://h/', timeoutMs: Infinity }).deadlineMs).toBeUndefined();
+  });
+
   it('needs exactly one of url and socketPath, and a ws:// or wss:// URL without user info', () => {
     expect(() => resolve({ protocol: 'x' })).toThrow(/exactly one of options.url/);
     expect(() => resolve({ protocol: 'x', url: 'ws://h/', socketPath: '/s' })).toThrow(/exactly one/);

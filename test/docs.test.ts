@@ -1,13 +1,17 @@
 // Keeps the documentation honest: every code block in README.md and docs/ is an example file verbatim, is run
 // here, or is visibly marked as a fragment; the links between the documents point at files that exist.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { KNOWN_AGENT_EVENT_TYPES } from '../src/agent/known-events.js';
+import { OPTION_SPEC, PROTOCOL_NAMES } from '../src/cli/args.js';
 import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../src/testing/builtins.js';
+import { documentedAgentEvents } from './helpers/documented-events.js';
+import { onPath } from './helpers/optional-tools.js';
 
 const execFileAsync = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -48,14 +52,9 @@ const EXAMPLE = /^\/\/ (examples\/[\w./-]+\.mjs):/;
 const RUN = /^(?:\/\/|#) run by test\/docs\.test\.ts$/;
 const FRAGMENT = /^(?:\/\/|#) fragment: \S/;
 
-const hasJq = (() => {
-  try {
-    execFileSync('jq', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+/** Without jq the blocks that pipe into it are skipped (the suite says so once: test/global-setup.ts). */
+const hasJq = onPath('jq');
+const needsJq = (block: CodeBlock): boolean => block.body.includes('jq ');
 
 describe('code blocks in README.md and docs/', () => {
   it('found the documents and their blocks', () => {
@@ -115,22 +114,52 @@ describe('blocks run by this test', () => {
     },
   );
 
-  it.each(runnable.filter((block) => block.info === 'sh').map((block) => [where(block), block] as const))(
+  const shellBlocks = runnable.filter((block) => block.info === 'sh');
+  it.each(shellBlocks.filter((block) => !needsJq(block)).map((block) => [where(block), block] as const))(
     '%s runs in a shell with the bins on PATH, and prints its sample output',
-    async (_where, block) => {
-      if (block.body.includes('jq ') && !hasJq) return expect.fail(`${where(block)} needs jq on PATH`);
-      const cwd = mkdtempSync(join(scratch, 'run-'));
-      const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.body], {
-        cwd,
-        timeout: 60_000,
-        env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
-      });
-      expect(stdout.trim().length).toBeGreaterThan(0);
-      // Lines of the sample output that go to stdout (progress lines go to stderr and carry ids and times).
-      const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
-      for (const line of expected) expect(stdout.split('\n')).toContain(line);
-    },
+    (_where, block) => runShellBlock(block),
   );
+  it.skipIf(!hasJq).each(shellBlocks.filter(needsJq).map((block) => [where(block), block] as const))(
+    '%s runs in a shell with the bins and jq on PATH, and prints its sample output',
+    (_where, block) => runShellBlock(block),
+  );
+
+  async function runShellBlock(block: CodeBlock): Promise<void> {
+    const cwd = mkdtempSync(join(scratch, 'run-'));
+    const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.body], {
+      cwd,
+      timeout: 60_000,
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
+    });
+    expect(stdout.trim().length).toBeGreaterThan(0);
+    // Lines of the sample output that go to stdout (progress lines go to stderr and carry ids and times).
+    const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
+    for (const line of expected) expect(stdout.split('\n')).toContain(line);
+  }
+});
+
+describe("docs/agent.md's event shapes", () => {
+  it('show every event type this version defines, once (test/package.test.ts compiles them)', () => {
+    const types = documentedAgentEvents().map((line) => /^\{ type: '([\w]+)'/.exec(line)![1]!);
+    expect([...types].sort()).toEqual([...KNOWN_AGENT_EVENT_TYPES].sort());
+  });
+});
+
+describe("docs/cli.md's option table", () => {
+  const rows = readFileSync(join(root, 'docs', 'cli.md'), 'utf8')
+    .split('\n')
+    .filter((line) => /^\| `-/.test(line));
+  const named = rows.map((row) => /--([\w-]+)/.exec(row)![1]!);
+
+  it('has one row for each option of supervise, and none for an option it does not have', () => {
+    expect(named.filter((name, index) => named.indexOf(name) !== index), 'options with two rows').toEqual([]);
+    expect([...named].sort()).toEqual(Object.keys(OPTION_SPEC).sort());
+  });
+
+  it('lists every protocol in the --protocol row', () => {
+    const row = rows[named.indexOf('protocol')]!;
+    for (const protocol of PROTOCOL_NAMES) expect(row, protocol).toContain(`\`${protocol}\``);
+  });
 });
 
 describe('links between the documents', () => {

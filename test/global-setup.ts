@@ -1,12 +1,14 @@
-// Suite-wide setup: builds dist/ when it is missing (the fake child runs from it), tags this suite's
-// processes and gives them a private TMPDIR through the environment they inherit, and after the suite
-// fails the run if any process is still alive or any temp file or directory was left behind.
+// Suite-wide setup: builds dist/ when it is missing (the fake child runs from it), says once what a machine
+// without redis-server or jq skips, tags this suite's processes and gives them a private TMPDIR through the
+// environment they inherit, and after the suite fails the run if any process is still alive or any temp file
+// or directory was left behind.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { missingToolsNote } from './helpers/optional-tools.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Every process this suite starts inherits this variable, so other suites' processes are not counted. */
@@ -37,6 +39,8 @@ export function setup(): void {
   process.env[SUITE_TAG] = suiteId;
   suiteTmp = mkdtempSync(join(tmpdir(), 'subvisor-suite-'));
   process.env['TMPDIR'] = suiteTmp;
+  const missing = missingToolsNote();
+  if (missing !== undefined) console.warn(missing);
   if (!existsSync(`${root}dist/testing/fake-child.js`)) {
     execFileSync('npx', ['tsup', '--silent'], { cwd: root, stdio: 'inherit' });
   }

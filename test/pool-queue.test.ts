@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ControlRefusedError, createSupervisor, SupervisorClosedError } from '../src/index.js';
 import type { PoolEvent, PoolRun, RunEvent, RunHandleState } from '../src/index.js';
 import { cleanupPoolKit, fake, freshDir, runOptions } from './helpers/pool-kit.js';
+import { PRINT_DEADLINE, secondsLeft } from './helpers/spawn-harness.js';
 
 afterEach(() => cleanupPoolKit());
 
@@ -137,6 +138,16 @@ describe('a queued run', () => {
     expect(await late.outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline', spawnFailed: false });
     await sup.onIdle();
     for (const name of ['aborted', 'early', 'late']) expect(existsSync(join(stateDir, `${name}.ran`))).toBe(false);
+    await sup.shutdown();
+  });
+
+  it("gets spawnRun's default deadline when neither the spawn nor the defaults give one; timeoutMs: Infinity opts out", async () => {
+    const stateDir = freshDir();
+    const sup = createSupervisor({ concurrency: 2, defaults: { stateDir, killGraceMs: 50 } });
+    const byDefault = sup.spawn(PRINT_DEADLINE);
+    const none = sup.spawn({ ...PRINT_DEADLINE, timeoutMs: Infinity });
+    expect(secondsLeft((await byDefault.outcome).outputTail)).toBeGreaterThan(2700 - 60);
+    expect((await none.outcome).outputTail).toBe('none');
     await sup.shutdown();
   });
 

@@ -9,8 +9,8 @@ import type { RedisServer } from './helpers/redis-server.js';
 import { cleanupQueueKit, eventually, fakeProfile, pausing, profileOf, startWorkerProcess, stopWorkerProcess } from './helpers/queue-kit.js';
 import type { WorkerProcess } from './helpers/queue-kit.js';
 
+// Without redis-server these are skipped; the suite says so once (test/global-setup.ts).
 const redisMissing = !haveRedis();
-if (redisMissing) console.warn('test/queue-faults.test.ts: redis-server is not installed; the queue tests are skipped');
 
 describe.skipIf(redisMissing)('subvisor/queue: shutdown and outages', () => {
   let redis: RedisServer;

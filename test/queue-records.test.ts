@@ -131,6 +131,12 @@ describe('profiles', () => {
     });
     expect(runOptionsFor(profile, { ...job }, 'run-2', undefined).timeoutMs).toBe(1000);
   });
+
+  it("gives every queued run a deadline: without the job's or the profile's, spawnRun's default, within the cap", () => {
+    const profiles = checkProfiles({ plain: { command: 'agent' }, capped: { command: 'agent', limits: { maxTimeoutMs: 600_000 } } });
+    expect(runOptionsFor(profiles['plain']!, { ...job }, 'run-3', undefined).timeoutMs).toBe(2_700_000);
+    expect(runOptionsFor(profiles['capped']!, { ...job }, 'run-4', undefined).timeoutMs).toBe(600_000);
+  });
 });
 
 describe('connection URLs', () => {

@@ -19,8 +19,8 @@ import {
 } from './helpers/queue-kit.js';
 import type { WorkerProcess } from './helpers/queue-kit.js';
 
+// Without redis-server these are skipped; the suite says so once (test/global-setup.ts).
 const redisMissing = !haveRedis();
-if (redisMissing) console.warn('test/queue.test.ts: redis-server is not installed; the queue tests are skipped');
 
 async function collect(run: RemoteRun): Promise<RunEvent[]> {
   const events: RunEvent[] = [];

@@ -8,7 +8,7 @@ import { spawnRun } from '../src/index.js';
 import { resolveOptions } from '../src/run/spawn-run.js';
 import type { Outcome, RunEvent, RunOptions } from '../src/index.js';
 import { alivePids, waitUntilGone } from '../src/testing/index.js';
-import { BOUND_MS, checkStream, expectEmptyStateDir, freshStateDir, within } from './helpers/spawn-harness.js';
+import { BOUND_MS, checkStream, expectEmptyStateDir, freshStateDir, PRINT_DEADLINE, secondsLeft, within } from './helpers/spawn-harness.js';
 
 let stateDir: string;
 beforeEach(() => {
@@ -125,6 +125,33 @@ describe('unknown and empty options', () => {
     expect(() => spawnRun(base({ task: '' }))).toThrow(TypeError);
     expect(() => spawnRun(base({ task: '' }))).toThrow(/options\.task must not be empty/);
     expectEmptyStateDir(stateDir);
+  });
+});
+
+describe('the default deadline', () => {
+  it('is 2700 s (Fen\'s own parent\'s) when neither timeoutMs nor deadline is given; timeoutMs: Infinity opts out', () => {
+    const soon = (deadlineMs: number | undefined, ms: number) => Math.abs((deadlineMs ?? 0) - (Date.now() + ms)) < 5000;
+    expect(soon(resolveOptions(base()).deadlineMs, 2_700_000)).toBe(true);
+    expect(soon(resolveOptions(base({ timeoutMs: 1000 })).deadlineMs, 1000)).toBe(true);
+    expect(resolveOptions(base({ deadline: 1_700_000_000_000 })).deadlineMs).toBe(1_700_000_000_000);
+    expect(resolveOptions(base({ timeoutMs: Infinity })).deadlineMs).toBeUndefined();
+  });
+
+  it('refuses a timeoutMs that is no duration and not Infinity, naming the way out', () => {
+    for (const timeoutMs of [-1, -Infinity, Number.NaN, '60']) {
+      expect(() => spawnRun(base({ timeoutMs } as Partial<RunOptions>))).toThrow(
+        new RangeError('options.timeoutMs must be a number of milliseconds >= 0, or Infinity for a run without a deadline'),
+      );
+    }
+    expectEmptyStateDir(stateDir);
+  });
+
+  it('reaches the child as FEN_WIRE_DEADLINE, and no deadline reaches it with timeoutMs: Infinity', async () => {
+    const byDefault = await spawnRun({ ...PRINT_DEADLINE, stateDir, killGraceMs: 50 }).outcome;
+    expect(secondsLeft(byDefault.outputTail)).toBeGreaterThan(2700 - 60);
+    expect(secondsLeft(byDefault.outputTail)).toBeLessThanOrEqual(2701);
+    const none = await spawnRun({ ...PRINT_DEADLINE, stateDir, killGraceMs: 50, timeoutMs: Infinity }).outcome;
+    expect(none.outputTail).toBe('none');
   });
 });
 

@@ -1,6 +1,6 @@
 // asAgent: an Agent Handler whose invoke runs one turn in a supervised child (a fresh run per invoke, or a keep-alive run per session).
 import { duration, spawnRun } from '../run/spawn-run.js';
-import type { Ack, Run, RunOptions } from '../index.js';
+import type { Ack, Run, RunOptions, StreamIterator } from '../index.js';
 import { FreshTurn } from './fresh-turn.js';
 import { InvokeStream } from './invoke-stream.js';
 import type { TurnSource } from './invoke-stream.js';
@@ -37,7 +37,7 @@ export type AgentOptions = Omit<RunOptions, 'task' | 'args' | 'keepAlive' | 'run
 
 /** An Agent Handler backed by supervised children. */
 export interface SupervisedAgent extends Agent {
-  invoke(scope: Scope, prompt: Prompt): AsyncIterableIterator<AgentEvent, undefined>;
+  invoke(scope: Scope, prompt: Prompt): StreamIterator<AgentEvent>;
   /**
    * The session control plane: acts on the run serving the invoke in flight on `session` (`steer`,
    * `follow_up`, `abort` = cancel) and resolves to its ack. Never rejects: a command with no run to act on
@@ -100,7 +100,7 @@ class RunAgent implements SupervisedAgent, SessionHost {
     this.#runEvents = options.runEvents ?? true;
   }
 
-  invoke(scope: Scope, prompt: Prompt): AsyncIterableIterator<AgentEvent, undefined> {
+  invoke(scope: Scope, prompt: Prompt): StreamIterator<AgentEvent> {
     return new InvokeStream(() => this.#open(scope, prompt));
   }
 

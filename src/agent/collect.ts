@@ -1,4 +1,5 @@
 // Buffered consumption of an invoke stream: collect() folds the events into the answer, AgentFailure carries a failed terminal.
+import { isKnownAgentEvent } from './known-events.js';
 import type { AgentEvent, Json } from './types.js';
 
 /** A `failed` terminal, thrown by {@link collect}. */
@@ -33,14 +34,14 @@ export interface Collected {
 export async function collect(events: AsyncIterable<AgentEvent>): Promise<Collected> {
   let text = '';
   for await (const event of events) {
+    if (!isKnownAgentEvent(event)) continue;
     if (event.type === 'text') {
-      text += (event as { delta: string }).delta;
+      text += event.delta;
     } else if (event.type === 'completed') {
-      const data = (event as { data?: Json }).data;
-      return data === undefined ? { text } : { text, data };
+      return event.data === undefined ? { text } : { text, data: event.data };
     } else if (event.type === 'failed') {
-      const failed = event as { details: string; retryable: boolean; code?: string };
-      throw new AgentFailure(String(failed.details), failed.retryable === true, failed.code);
+      // A stream from outside TypeScript may still break the types: the failure is thrown all the same.
+      throw new AgentFailure(String(event.details), event.retryable === true, event.code);
     }
   }
   throw new Error('the agent stream ended without a terminal event (completed or failed)');

@@ -1,5 +1,6 @@
 // The iterator an invoke returns: one terminal, last; never throws; return() stops the turn without waiting on a pending next().
 import { failed } from './terminal.js';
+import type { StreamIterator } from '../run/types/index.js';
 import type { AgentEvent } from './types.js';
 import { isTerminalEvent } from './types.js';
 
@@ -20,7 +21,7 @@ const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
  * resolves only when the source says everything is gone. Nothing is yielded after the terminal or after
  * `return()`.
  */
-export class InvokeStream implements AsyncIterableIterator<AgentEvent, undefined> {
+export class InvokeStream implements StreamIterator<AgentEvent> {
   readonly #open: () => Promise<TurnSource | AgentEvent[]>;
   #source: TurnSource | undefined;
   #opening: Promise<TurnSource | AgentEvent[]> | undefined;

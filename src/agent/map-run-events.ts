@@ -1,6 +1,7 @@
 // Maps one run's events to Agent Handler events: text and thinking without doubling, tools, retries, passthrough.
 import type { Outcome, RunEvent, RunEventExtra } from '../index.js';
-import type { AgentEvent, Json } from './types.js';
+import { isKnownEventType } from './known-events.js';
+import type { AgentEvent, Json, OtherAgentEvent } from './types.js';
 
 /** What a child said about its own failure (serveAgent children put `code` and `retryable` on `error`/`exit`). */
 export interface ChildFailure {
@@ -139,9 +140,10 @@ export class RunEventMapper {
         const retry = retryOf(event.extra?.['retrying']);
         if (retry !== undefined) return [retry];
         const relayed = event.extra?.['agentEvent'];
-        // An unknown non-terminal event of a serveAgent child's agent, relayed unchanged (the seed's MUST 5).
-        if (isRecord(relayed) && typeof relayed['type'] === 'string' && relayed['type'] !== 'completed' && relayed['type'] !== 'failed') {
-          return [jsonCopy(relayed) as AgentEvent];
+        // An unknown event of a serveAgent child's agent, relayed unchanged (the seed's MUST 5). A serveAgent child
+        // writes every known type as its own Fen event, so a known type here (a terminal above all) is no relay.
+        if (isRecord(relayed) && typeof relayed['type'] === 'string' && !isKnownEventType(relayed['type'])) {
+          return [jsonCopy(relayed) as OtherAgentEvent];
         }
         break;
       }
@@ -161,7 +163,7 @@ export class RunEventMapper {
         if (event.status !== 'done') this.#failure = this.#failureFrom(event.error, event.extra, this.#failure);
         return out; // the terminal stands for it
     }
-    if (this.passRunEvents) out.push({ type: 'run_event', event: jsonCopy(event) as unknown as Json });
+    if (this.passRunEvents) out.push({ type: 'run_event', event: jsonCopy(event) });
     return out;
   }
 

@@ -1,4 +1,5 @@
 // Public types of the Agent Handler contract (seed 003) as subvisor implements it: Agent, Scope, Prompt, AgentEvent.
+import type { RunEvent } from '../run/types/index.js';
 import type { JsonValue } from '../wire/index.js';
 
 /** Any JSON value (the seed's `Json`). */
@@ -68,18 +69,6 @@ export interface FailedAgentEvent {
   code?: string;
 }
 
-/**
- * A non-terminal event of a type this version does not define. Terminal consumers ignore it (the seed's
- * MUST 4); relays pass it on unchanged (MUST 5). subvisor's own extension events are `run_event` (a
- * child's event that has no Agent Handler meaning, as `{ type: 'run_event', event }`) and
- * `answer_truncated` (`{ type: 'answer_truncated', note }`, before a `completed` whose text is known to be
- * incomplete).
- */
-export interface OtherAgentEvent {
-  type: string;
-  [field: string]: unknown;
-}
-
 /** The seed's core events. */
 export type CoreAgentEvent =
   | TextAgentEvent
@@ -90,8 +79,42 @@ export type CoreAgentEvent =
   | CompletedAgentEvent
   | FailedAgentEvent;
 
-/** Every event of an invoke stream: the core ones, and unknown non-terminal ones. */
-export type AgentEvent = CoreAgentEvent | OtherAgentEvent;
+/** subvisor's own extension (asAgent): a child's run event that has no Agent Handler meaning (off with `runEvents: false`). */
+export interface RunAgentEvent {
+  type: 'run_event';
+  event: RunEvent;
+}
+/** subvisor's own extension (asAgent): right before a `completed` whose text is known to be incomplete. */
+export interface AnswerTruncatedAgentEvent {
+  type: 'answer_truncated';
+  note: string;
+}
+
+/** Every event type this version defines: an event of one of these types has exactly that type's fields. */
+export type KnownAgentEvent = CoreAgentEvent | RunAgentEvent | AnswerTruncatedAgentEvent;
+
+declare const otherAgentEventType: unique symbol;
+
+/**
+ * The `type` of an event this version does not define: a string, branded so that no object literal passes for an
+ * unknown event. A literal with a known `type` is then checked against that type's fields (one it requires that is
+ * missing or of the wrong type is a compile error; so is an extra one, where TypeScript checks literals for them),
+ * and a new unknown event is made with {@link otherAgentEvent}.
+ */
+export type OtherAgentEventType = string & { readonly [otherAgentEventType]: true };
+
+/**
+ * A non-terminal event of a type this version does not define. Terminal consumers ignore it (the seed's
+ * MUST 4); relays pass it on unchanged (MUST 5): an event taken from one invoke stream can be yielded into
+ * another as it is. {@link isKnownAgentEvent} tells it from the known ones.
+ */
+export interface OtherAgentEvent {
+  type: OtherAgentEventType;
+  [field: string]: unknown;
+}
+
+/** Every event of an invoke stream: the known ones, and unknown non-terminal ones. */
+export type AgentEvent = KnownAgentEvent | OtherAgentEvent;
 
 /** The terminal events: the set is frozen by the seed. */
 export type TerminalAgentEvent = CompletedAgentEvent | FailedAgentEvent;

@@ -36,6 +36,37 @@ function pieces(text: string, maxBytes: number): string[] {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** What is wrong with a `failed` event's fields (none when it has `details`, `retryable` and an optional `code` as the seed types them). */
+function failedEventProblems(fields: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const expect = (name: string, kind: 'string' | 'boolean', optional: boolean) => {
+    const value = fields[name];
+    if (value === undefined) {
+      if (!optional) problems.push(`${name} is missing (a ${kind} is required)`);
+    } else if (typeof value !== kind) {
+      problems.push(`${name} is ${shown(value)} (it must be a ${kind})`);
+    }
+  };
+  expect('details', 'string', false);
+  expect('retryable', 'boolean', false);
+  expect('code', 'string', true);
+  return problems;
+}
+
+/** The longest rendering of a malformed event shown in its report. */
+const SHOWN_CHARS = 500;
+
+/** A value as JSON (cut at {@link SHOWN_CHARS}), for a report of what the agent yielded. */
+function shown(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = isRecord(value) ? `an object with the fields ${Object.keys(value).join(', ')}` : String(value);
+  }
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}...` : text;
+}
+
 export class AgentTurn {
   readonly done: Promise<TurnReport>;
   #interrupt!: (value: typeof INTERRUPTED) => void;
@@ -131,13 +162,20 @@ export class AgentTurn {
       case 'completed':
         if (fields['data'] !== undefined) report.data = fields['data'] as Json;
         return true;
-      case 'failed':
+      case 'failed': {
+        const problems = failedEventProblems(fields);
+        if (problems.length > 0) {
+          // Reported as what it is, with what it had: a bare "the agent failed" would lose the agent's own words.
+          this.#fail(report, { details: `the agent yielded a malformed failed event: ${problems.join('; ')}; it had ${shown(fields)}`, retryable: false, code: 'malformed_event' });
+          return true;
+        }
         this.#fail(report, {
-          details: String(fields['details'] ?? 'the agent failed'),
-          retryable: fields['retryable'] === true,
+          details: fields['details'] as string,
+          retryable: fields['retryable'] as boolean,
           ...(typeof fields['code'] === 'string' ? { code: fields['code'] } : {}),
         });
         return true;
+      }
       default:
         // An event type this version does not know: relayed unchanged (the seed's MUST 5), never bounded.
         if (!this.events.emit('info', { summary: `agent event ${event.type}`, 'agent-event': event }, true)) {

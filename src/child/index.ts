@@ -2,4 +2,5 @@
 export { serveAgent } from './serve-agent.js';
 export type { ServeAgentOptions, ServeResult } from './serve-agent.js';
 export { ChildConfigError } from './config.js';
+export { isKnownAgentEvent, otherAgentEvent } from '../agent/known-events.js';
 export type * from '../agent/types.js';

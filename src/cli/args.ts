@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import type { ConnectProtocolName, ProtocolName } from '../drivers/index.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
-import { parseDuration } from './duration.js';
+import { durationOption } from './duration.js';
+import { parseArgsUsageError } from './parse-errors.js';
 import { UsageError } from './usage-error.js';
 
 export type OutputMode = 'text' | 'events' | 'json';
@@ -103,7 +104,8 @@ function rejectNegativeDurations(argv: readonly string[]): void {
   }
 }
 
-const OPTION_SPEC = {
+/** Every option of `supervise` (a single or batch run; the queue forms have theirs in queue-args.ts). */
+export const OPTION_SPEC = {
   protocol: { type: 'string' },
   url: { type: 'string' },
   socket: { type: 'string' },
@@ -135,35 +137,9 @@ const OPTION_SPEC = {
   version: { type: 'boolean' },
 } as const;
 
-const HELP_HINT = "Run 'supervise --help' for the options.";
-
-/** Rewrites parseArgs' own errors so that they name the option and the fix in supervise's words. */
-function usageErrorFrom(error: unknown): UsageError {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? 'an option';
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(
-        `unknown option ${option}. If it belongs to the child command, put it after '--'. ${HELP_HINT}`,
-      );
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return new UsageError(`option ${option} needs a value, as in ${option} VALUE. ${HELP_HINT}`);
-    default:
-      return new UsageError(`${message} ${HELP_HINT}`);
-  }
-}
-
-function duration(name: string, value: string | undefined, allowZero: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseDuration(value, allowZero);
-  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
-  return parsed.ms;
-}
-
 /** --latency-budget: a duration up to 1s (spawnRun's bound on latencyBudgetMs). */
 function latencyBudget(value: string | undefined): number | undefined {
-  const ms = duration('latency-budget', value, true);
+  const ms = durationOption('latency-budget', value, true);
   if (ms !== undefined && ms > 1000) throw new UsageError(`--latency-budget: "${value}" is too long: at most 1s.`);
   return ms;
 }
@@ -253,7 +229,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   try {
     parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw usageErrorFrom(error);
+    throw parseArgsUsageError(error, Object.keys(OPTION_SPEC), "If it belongs to the child command, put it after '--'.");
   }
   const { values, positionals, tokens } = parsed;
   if (values.help === true) return { kind: 'help' };
@@ -342,11 +318,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     runId: nonEmpty('run-id', values['run-id']),
     cwd: nonEmpty('cwd', values.cwd),
     stateDir: nonEmpty('state-dir', values['state-dir']),
-    timeoutMs: duration('timeout', values.timeout, false),
-    killGraceMs: duration('grace', values.grace, true),
-    readyTimeoutMs: duration('ready-timeout', values['ready-timeout'], false),
-    finalizeGraceMs: duration('finalize-grace', values['finalize-grace'], true),
-    stallTimeoutMs: duration('stall-timeout', values['stall-timeout'], false),
+    timeoutMs: durationOption('timeout', values.timeout, 'none'),
+    killGraceMs: durationOption('grace', values.grace, true),
+    readyTimeoutMs: durationOption('ready-timeout', values['ready-timeout'], false),
+    finalizeGraceMs: durationOption('finalize-grace', values['finalize-grace'], true),
+    stallTimeoutMs: durationOption('stall-timeout', values['stall-timeout'], false),
     latencyBudgetMs: latencyBudget(values['latency-budget']),
     tasks,
     parallel,

@@ -23,7 +23,8 @@ export function formatBatchCounts(counts: BatchCounts, elapsedMs: number): strin
 
 /**
  * `live` (a terminal, no --quiet): the counts line, redrawn in place every 250 ms and on every change.
- * `plain` and `quiet`: nothing but the messages (`say`) and the closing summary, so a log stays short.
+ * `plain`: nothing but the messages (`say`) and the closing summary, so a log stays short; `quiet`: the summary
+ * only when a task did not end done.
  */
 export class BatchProgress {
   private readonly render: ReturnType<typeof createLogUpdate> | undefined;
@@ -32,7 +33,7 @@ export class BatchProgress {
   private stopped = false;
 
   constructor(
-    mode: ProgressMode,
+    private readonly mode: ProgressMode,
     private readonly stderr: Writable,
     private readonly counts: () => BatchCounts,
     private readonly now: () => number = Date.now,
@@ -48,6 +49,11 @@ export class BatchProgress {
 
   get elapsedMs(): number {
     return this.now() - this.startedAt;
+  }
+
+  /** A message about how the batch goes (its summary when every task ended done): shown unless --quiet. */
+  inform(text: string): void {
+    if (this.mode !== 'quiet') this.say(text);
   }
 
   /** A message in every mode (bad task lines, signals, failures). */

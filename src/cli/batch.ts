@@ -157,7 +157,10 @@ class Batch {
     const total = counts.done + counts.failed + counts.timedOut + counts.cancelled + counts.invalid;
     const parts = [`${counts.done} done`, `${counts.failed} failed`, `${counts.timedOut} timed out`, `${counts.cancelled} cancelled`];
     if (counts.invalid > 0) parts.push(`${counts.invalid} invalid (line${counts.invalid > 1 ? 's' : ''} ${this.#invalidLines.join(', ')})`);
-    this.#progress.say(`${total} task${total === 1 ? '' : 's'}: ${parts.join(', ')} (${formatElapsed(this.#progress.elapsedMs)})`);
+    const summary = `${total} task${total === 1 ? '' : 's'}: ${parts.join(', ')} (${formatElapsed(this.#progress.elapsedMs)})`;
+    // --quiet keeps it for a batch with something to report, as the exit code does.
+    if (this.#worst === EXIT.done) this.#progress.inform(summary);
+    else this.#progress.say(summary);
   }
 }
 

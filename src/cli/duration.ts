@@ -1,4 +1,5 @@
-// Parses the duration values of --timeout, --grace, --ready-timeout and --finalize-grace into milliseconds.
+// Parses the duration values of --timeout, --grace, --ready-timeout and the other duration options into milliseconds.
+import { UsageError } from './usage-error.js';
 
 /** The longest delay a Node timer can hold (about 24.8 days); longer ones would fire at once. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -23,4 +24,24 @@ export function parseDuration(text: string, allowZero: boolean): DurationResult 
   if (ms === 0 && !allowZero) return { ok: false, reason: `"${text}" is zero; give a positive duration` };
   if (ms > MAX_DURATION_MS) return { ok: false, reason: `"${text}" is longer than the longest timer (24 days)` };
   return { ok: true, ms };
+}
+
+/**
+ * `--timeout` and a task line's `timeout`: a duration, or `0` for no deadline at all (as with timeout(1)), which
+ * is `timeoutMs: Infinity`. Without one, a run gets spawnRun's default (45 minutes).
+ */
+export function parseTimeout(text: string): DurationResult {
+  const parsed = parseDuration(text, true);
+  return parsed.ok && parsed.ms === 0 ? { ok: true, ms: Infinity } : parsed;
+}
+
+/**
+ * The milliseconds of the duration option `--name` (undefined when not given): `allowZero` as for
+ * {@link parseDuration}, or `'none'` for {@link parseTimeout}'s 0 (no deadline). A bad value is a usage error.
+ */
+export function durationOption(name: string, value: string | undefined, zero: boolean | 'none'): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = zero === 'none' ? parseTimeout(value) : parseDuration(value, zero);
+  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
+  return parsed.ms;
 }

@@ -54,7 +54,7 @@ ${section('Output', [
     'events  one JSON object per line: every run event (camelCase), the',
     '        supervise-* control reports, and last {"type":"outcome",...}',
     'json    the outcome object, once'],
-  ['-q, --quiet', 'no progress on stderr (control acks, warnings and errors still show)'],
+  ['-q, --quiet', 'only control acks, warnings and errors on stderr (nothing for a run that ends done)'],
 ])}
 
 ${section('Controls while it runs', [
@@ -119,13 +119,12 @@ ${section('Run options', [
   ['--run-id ID', 'run id shared with the child (default: a random UUID)'],
   ['--cwd DIR', 'working directory of the child'],
   ['--env KEY=VALUE', 'extra environment for the child (repeatable)'],
-  ['--timeout DURATION', 'deadline of the whole run; past it the run is timed-out'],
+  ['--timeout DURATION', 'deadline of the whole run (default 45m; 0: none); past it the run is timed-out'],
   ['--grace DURATION', 'kill grace: wait this long before SIGTERM, and again before SIGKILL (3s)'],
   ['--ready-timeout DURATION', 'how long the child may take to say ready (30s)'],
   ['--finalize-grace DURATION', 'how long a finalize may take before supervise cancels (120s)'],
   ['--stall-timeout DURATION', 'cancel, then kill, a child silent this long in a turn (default off)'],
-  ['--latency-budget DURATION', 'Fen: read a busy event file every DURATION at most (up to 1s; 0: every write; default adaptive)',
-    'instead of on every write (default 0: every write)'],
+  ['--latency-budget DURATION', 'Fen: read a busy event file every DURATION at most (up to 1s; 0: every write; default adaptive)'],
   ['--keep-alive', 'keep the run open in ready for more prompts; it ends with a close,',
     'finalize or cancel control, the timeout, or a signal'],
   ['--state-dir DIR', 'where the private run directory is made (default: the temp dir)'],

@@ -69,6 +69,11 @@ export class Progress {
     };
   }
 
+  /** A message about how the run goes (queued, started on a worker, ended done): shown unless --quiet. */
+  inform(text: string): void {
+    if (this.mode !== 'quiet') this.say(text);
+  }
+
   /** A message that shows in every mode (control acks, warnings, errors). */
   say(text: string): void {
     if (this.render !== undefined && !this.stopped && this.holds === 0) {

@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import type { WorkerShutdownMode } from '../queue/index.js';
 import { OUTPUT_MODES, type OutputMode } from './args.js';
-import { parseDuration } from './duration.js';
+import { durationOption } from './duration.js';
+import { parseArgsUsageError } from './parse-errors.js';
 import { UsageError } from './usage-error.js';
 
 /** `supervise --redis URL --queue NAME --profile NAME --task ...`: one run on a queue worker. */
@@ -39,26 +40,60 @@ export interface WorkerCliOptions {
   quiet: boolean;
 }
 
-const HELP_HINT = "Run 'supervise --help' for the options.";
-
 /** True when argv asks for a run on a queue (`--redis` before any `--`). */
 export function isRemoteCommandLine(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--redis' || arg.startsWith('--redis='));
 }
 
-/** Runs parseArgs, turning its errors into usage errors in supervise's words. */
-function withUsageErrors<T>(parse: () => T): T {
+/** The options of `supervise --redis ...`. */
+const REMOTE_OPTIONS = {
+  redis: { type: 'string' },
+  queue: { type: 'string' },
+  prefix: { type: 'string' },
+  profile: { type: 'string' },
+  task: { type: 'string' },
+  'task-file': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  controls: { type: 'string' },
+  'run-id': { type: 'string' },
+  timeout: { type: 'string' },
+  'keep-alive': { type: 'boolean' },
+  attempts: { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+/** The options of `supervise worker ...`. */
+const WORKER_OPTIONS = {
+  redis: { type: 'string' },
+  queue: { type: 'string' },
+  prefix: { type: 'string' },
+  profiles: { type: 'string' },
+  concurrency: { type: 'string' },
+  'lock-duration': { type: 'string' },
+  'stalled-interval': { type: 'string' },
+  'max-stalled': { type: 'string' },
+  shutdown: { type: 'string' },
+  'shutdown-grace': { type: 'string' },
+  name: { type: 'string' },
+  'state-dir': { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+/** Runs parseArgs (over the options `known`), turning its errors into usage errors in supervise's words. */
+function withUsageErrors<T>(known: object, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const option = /'(-[^' ]+)/.exec(message)?.[1] ?? 'an option';
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${option} for a queue run or worker. ${HELP_HINT}`);
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`option ${option} needs a value, as in ${option} VALUE. ${HELP_HINT}`);
-    throw new UsageError(`${message} ${HELP_HINT}`);
+    throw parseArgsUsageError(error, Object.keys(known), 'A queue run and a worker take only the options of their help section.');
   }
+}
+
+/** --timeout of a queued run: a duration, never none (0): a queued run always has a deadline. */
+function queuedTimeout(value: string | undefined): number | undefined {
+  const ms = durationOption('timeout', value, true);
+  if (ms === 0) throw new UsageError('--timeout 0 (no deadline) is not for a queued run: a hung child would hold its worker for ever; give a duration.');
+  return ms;
 }
 
 function required(name: string, value: string | undefined): string {
@@ -78,13 +113,6 @@ function queueName(value: string | undefined): string {
   return name;
 }
 
-function duration(name: string, value: string | undefined, allowZero: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseDuration(value, allowZero);
-  if (!parsed.ok) throw new UsageError(`--${name}: ${parsed.reason}.`);
-  return parsed.ms;
-}
-
 function count(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
@@ -100,21 +128,7 @@ function noPositionals(positionals: string[], what: string): void {
 
 /** Parses a remote run's command line (Throws UsageError on any mistake). */
 export function parseRemoteCommandLine(argv: readonly string[]): RemoteCliOptions {
-  const { values, positionals } = withUsageErrors(() => parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: {
-    redis: { type: 'string' },
-    queue: { type: 'string' },
-    prefix: { type: 'string' },
-    profile: { type: 'string' },
-    task: { type: 'string' },
-    'task-file': { type: 'string' },
-    output: { type: 'string', short: 'o' },
-    controls: { type: 'string' },
-    'run-id': { type: 'string' },
-    timeout: { type: 'string' },
-    'keep-alive': { type: 'boolean' },
-    attempts: { type: 'string' },
-    quiet: { type: 'boolean', short: 'q' },
-  } }));
+  const { values, positionals } = withUsageErrors(REMOTE_OPTIONS, () => parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: REMOTE_OPTIONS }));
   noPositionals(positionals, 'a queue run names a profile defined on the workers (--profile NAME), never a command.');
   const profile = values.profile;
   if (profile === undefined || profile.length === 0) throw new UsageError('--profile NAME is missing: a queue run names a profile defined on the workers.');
@@ -138,7 +152,7 @@ export function parseRemoteCommandLine(argv: readonly string[]): RemoteCliOption
     taskFile: values['task-file'],
     controls: values.controls,
     runId: values['run-id'],
-    timeoutMs: duration('timeout', values.timeout, false),
+    timeoutMs: queuedTimeout(values.timeout),
     attempts: count('attempts', values.attempts, 1),
   };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) Object.assign(options, { [key]: value });
@@ -147,21 +161,7 @@ export function parseRemoteCommandLine(argv: readonly string[]): RemoteCliOption
 
 /** Parses `supervise worker ...` (argv after `worker`). Throws UsageError on any mistake. */
 export function parseWorkerCommandLine(argv: readonly string[]): WorkerCliOptions {
-  const { values, positionals } = withUsageErrors(() => parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: {
-    redis: { type: 'string' },
-    queue: { type: 'string' },
-    prefix: { type: 'string' },
-    profiles: { type: 'string' },
-    concurrency: { type: 'string' },
-    'lock-duration': { type: 'string' },
-    'stalled-interval': { type: 'string' },
-    'max-stalled': { type: 'string' },
-    shutdown: { type: 'string' },
-    'shutdown-grace': { type: 'string' },
-    name: { type: 'string' },
-    'state-dir': { type: 'string' },
-    quiet: { type: 'boolean', short: 'q' },
-  } }));
+  const { values, positionals } = withUsageErrors(WORKER_OPTIONS, () => parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: WORKER_OPTIONS }));
   noPositionals(positionals, 'a worker runs the profiles of its --profiles file, never a command given here.');
   const profiles = values.profiles;
   if (profiles === undefined || profiles.length === 0) throw new UsageError('--profiles FILE is missing: a worker runs only the profiles of that file.');
@@ -177,10 +177,10 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCliOption
   };
   const optional: Partial<WorkerCliOptions> = {
     prefix: values.prefix,
-    lockDurationMs: duration('lock-duration', values['lock-duration'], false),
-    stalledIntervalMs: duration('stalled-interval', values['stalled-interval'], false),
+    lockDurationMs: durationOption('lock-duration', values['lock-duration'], false),
+    stalledIntervalMs: durationOption('stalled-interval', values['stalled-interval'], false),
     maxStalledCount: count('max-stalled', values['max-stalled'], 0),
-    shutdownGraceMs: duration('shutdown-grace', values['shutdown-grace'], true),
+    shutdownGraceMs: durationOption('shutdown-grace', values['shutdown-grace'], true),
     name: values.name,
     stateDir: values['state-dir'],
   };

@@ -55,9 +55,9 @@ export async function superviseRemote(options: RemoteCliOptions, streams: CliStr
   const source = options.controls === '-' ? 'stdin' : (options.controls ?? 'controls');
   dispatcher = new ControlDispatcher(startedTarget(run), { say: (text) => progress.say(text), source, writer, marks });
   progress.started(run.id, undefined);
-  progress.say(`queued on ${options.queue} as profile ${options.profile}`);
+  progress.inform(`queued on ${options.queue} as profile ${options.profile}`);
   run.on('state', (state) => progress.state(state));
-  run.on('attempt', (attempt, worker) => progress.say(`attempt ${attempt} started on worker ${worker}`));
+  run.on('attempt', (attempt, worker) => progress.inform(`attempt ${attempt} started on worker ${worker}`));
 
   const removeSignalHandlers = stopOnSignalsAndClosedStdout(run, progress, stdout);
 

@@ -9,14 +9,19 @@ import { totalTokens } from '../wire/index.js';
 /** The longest tail of the child's own output shown on stderr when a run did not end done. */
 const OUTPUT_TAIL_SHOWN = 2000;
 
-/** The closing stderr lines: how the run ended, a truncation warning, the child's output when it failed. */
+/**
+ * The closing stderr lines: how the run ended (with --quiet only when it did not end done: then it is the
+ * error), a truncation warning, the child's output when it failed.
+ */
 export function summarize(outcome: Outcome, progress: Progress): void {
   const tokens = totalTokens(outcome.usage);
   const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
   if (tokens !== undefined) details.push(`${tokens} tokens`);
   details.push(formatElapsed(outcome.durationMs));
   const error = outcome.error === undefined ? '' : `: ${outcome.error}`;
-  progress.say(`run ${outcome.status} (${details.join(', ')})${error}`);
+  const ended = `run ${outcome.status} (${details.join(', ')})${error}`;
+  if (outcome.status === 'done') progress.inform(ended);
+  else progress.say(ended);
   if (outcome.status === 'done' && outcome.truncated) {
     progress.say(`warning: the answer is truncated${outcome.truncationNote === undefined ? '' : `: ${outcome.truncationNote}`}`);
   } else if (outcome.status === 'done' && outcome.finalText === undefined) {

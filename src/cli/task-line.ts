@@ -1,5 +1,5 @@
 // Parses one line of a --tasks file: a JSON string (the task) or an object { id, task, env, timeout }.
-import { parseDuration } from './duration.js';
+import { parseTimeout } from './duration.js';
 
 /** One task of a batch, checked. */
 export interface BatchTask {
@@ -8,7 +8,7 @@ export interface BatchTask {
   task: string;
   /** Extra environment of this task's child, merged over `--env`. */
   env: Record<string, string>;
-  /** Its own deadline, overriding `--timeout`. */
+  /** Its own deadline, overriding `--timeout` (Infinity: none). */
   timeoutMs?: number;
 }
 
@@ -55,7 +55,7 @@ function checkedTask(fields: Record<string, unknown>, lineNumber: number): TaskL
   const result: BatchTask = { id: id as string | number, task, env: checkedEnv };
   if (timeout !== undefined) {
     if (typeof timeout !== 'string' && typeof timeout !== 'number') return invalid('"timeout" must be a duration such as "10m" or a number of seconds');
-    const parsed = parseDuration(String(timeout), false);
+    const parsed = parseTimeout(String(timeout));
     if (!parsed.ok) return invalid(`"timeout": ${parsed.reason}`);
     result.timeoutMs = parsed.ms;
   }

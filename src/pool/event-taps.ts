@@ -1,13 +1,13 @@
 // The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
 import type { HighWater } from '../run/event-fanout.js';
-import type { RunEvent } from '../run/types/index.js';
+import type { RunEvent, StreamIterator } from '../run/types/index.js';
 import type { PoolEvent, PoolRun } from './types.js';
 
 /** Past this many consumed entries the array is compacted, so a long session does not keep its history. */
 const COMPACT_AFTER = 1024;
 
 /** One events() iterator: a single-consumer FIFO of pool events. */
-export class PoolEventQueue implements AsyncIterableIterator<PoolEvent, undefined> {
+export class PoolEventQueue implements StreamIterator<PoolEvent> {
   #items: PoolEvent[] = [];
   /** Wire bytes of each waiting entry's event (same indexes as `#items`), and their sum. */
   #sizes: number[] = [];

@@ -20,6 +20,7 @@ import type {
   RunEvents,
   RunHandleState,
   RunOptions,
+  StreamIterator,
 } from '../run/types/index.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
@@ -193,7 +194,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     return textOf(this, this.outcome);
   }
 
-  batches(): AsyncIterableIterator<RunEvent[], undefined> {
+  batches(): StreamIterator<RunEvent[]> {
     const queue = this.#fanout.iterator();
     this.#iterated = true;
     this.#startPump();

@@ -6,7 +6,7 @@ import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { registerLiveRun, unregisterLiveRun } from '../run/shutdown.js';
 import type { ShutdownParticipant } from '../run/shutdown.js';
 import { checkRunOptions, RUN_DEFAULTS } from '../run/spawn-run.js';
-import type { Outcome, RunOptions } from '../run/types/index.js';
+import type { Outcome, RunOptions, StreamIterator } from '../run/types/index.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
@@ -131,7 +131,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  events(options: PoolEventsOptions = {}): AsyncIterableIterator<PoolEvent, undefined> {
+  events(options: PoolEventsOptions = {}): StreamIterator<PoolEvent> {
     const queue = this.#taps.open(options.untilIdle === true);
     for (const run of this.#live.keys()) run.startPump();
     return queue;

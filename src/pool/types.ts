@@ -1,6 +1,6 @@
 // Public types of the supervisor pool: its options, the pooled Run handle, retries, counts and shutdown.
 import type { EventEmitter } from 'eventemitter3';
-import type { Outcome, Run, RunEvent, RunOptions } from '../run/types/index.js';
+import type { Outcome, Run, RunEvent, RunOptions, StreamIterator } from '../run/types/index.js';
 
 /**
  * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)
@@ -182,7 +182,7 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
    * them yet). Same backpressure as a run's own iterator (see `highWaterMark`). Each call is its own
    * iterator; breaking out of the loop detaches it.
    */
-  events(options?: PoolEventsOptions): AsyncIterableIterator<PoolEvent, undefined>;
+  events(options?: PoolEventsOptions): StreamIterator<PoolEvent>;
   /**
    * Stops accepting runs (a later `spawn()` throws), cancels every queued run (and pending retry),
    * stops the running ones as `mode` says, and resolves with the final counts once every tree is gone.

@@ -1,5 +1,6 @@
 // Worker profiles: checking them, reading a profiles file, and turning a job into run options within a profile's limits.
 import { readFileSync } from 'node:fs';
+import { RUN_DEFAULTS } from '../run/spawn-run.js';
 import type { RunOptions } from '../run/types/index.js';
 import type { JobData } from './records.js';
 import type { ProfileLimits, WorkerProfile } from './types.js';
@@ -74,9 +75,10 @@ export function runOptionsFor(profile: WorkerProfile, data: JobData, runId: stri
   if (stateDir !== undefined) options.stateDir = stateDir;
   if (data.task !== undefined) options.task = data.task;
   if (data.keepAlive !== undefined) options.keepAlive = data.keepAlive;
-  let timeoutMs = data.timeoutMs ?? limits.timeoutMs;
-  if (timeoutMs !== undefined && limits.maxTimeoutMs !== undefined) timeoutMs = Math.min(timeoutMs, limits.maxTimeoutMs);
-  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  // Every queued run has a deadline (JSON carries no Infinity, and a hung child would hold its worker's slot and job
+  // lock for ever): the producer's, else the profile's, else spawnRun's default, always within the profile's cap.
+  const timeoutMs = data.timeoutMs ?? limits.timeoutMs ?? RUN_DEFAULTS.timeoutMs;
+  options.timeoutMs = limits.maxTimeoutMs === undefined ? timeoutMs : Math.min(timeoutMs, limits.maxTimeoutMs);
   if (limits.killGraceMs !== undefined) options.killGraceMs = limits.killGraceMs;
   if (limits.readyTimeoutMs !== undefined) options.readyTimeoutMs = limits.readyTimeoutMs;
   if (limits.finalizeGraceMs !== undefined) options.finalizeGraceMs = limits.finalizeGraceMs;

@@ -58,7 +58,7 @@ export interface RemoteSpawnOptions {
   task?: string;
   /** The run id, which is also the BullMQ job id: an enqueue with an id already queued, running or kept starts no second run. Default: a random UUID. */
   runId?: string;
-  /** Time budget of each attempt, from its start on the worker (capped by the profile's `limits.maxTimeoutMs`). */
+  /** Time budget of each attempt, from its start on the worker (capped by the profile's `limits.maxTimeoutMs`). Default: the profile's `limits.timeoutMs`, else 2700000 (45 minutes). */
   timeoutMs?: number;
   /** Keep the run open in `ready` for more prompts (see `RunOptions.keepAlive`). Default false. */
   keepAlive?: boolean;
@@ -163,7 +163,7 @@ export interface WorkerProfile {
 
 /** Bounds a producer cannot exceed. Durations in milliseconds. */
 export interface ProfileLimits {
-  /** Time budget when the producer gives none. Default: none. */
+  /** Time budget when the producer gives none. Default: spawnRun's, 2700000 (45 minutes); a queued run always has one. */
   timeoutMs?: number;
   /** Largest `timeoutMs` a producer may ask for (a larger one is cut to it). Default: no cap. */
   maxTimeoutMs?: number;

@@ -1,4 +1,5 @@
 // Checks of spawnRun's and connectRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
+import { closestName } from '../text/closest-name.js';
 import type { ConnectOptions, RunOptions } from './types/index.js';
 
 /** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
@@ -76,37 +77,8 @@ export const CONNECT_OPTION_KEYS = Object.keys({
 export function refuseUnknownKeys(options: object, known: readonly string[] = OPTION_KEYS, owner = 'spawnRun'): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    throw new TypeError(`options.${key} is not an option of ${owner}; did you mean ${closestOption(key, known)}?`);
+    throw new TypeError(`options.${key} is not an option of ${owner}; did you mean ${closestName(key, known)}?`);
   }
-}
-
-/** The known option nearest to `key`: fewest edits, ignoring case, half an edit less for one containing the other. */
-function closestOption(key: string, known: readonly string[]): string {
-  const lower = key.toLowerCase();
-  let best = known[0]!;
-  let bestScore = Infinity;
-  for (const candidate of known) {
-    const name = candidate.toLowerCase();
-    const score = editDistance(lower, name) - (name.includes(lower) || lower.includes(name) ? 0.5 : 0);
-    if (score < bestScore) {
-      best = candidate;
-      bestScore = score;
-    }
-  }
-  return best;
-}
-
-/** Levenshtein distance (insertions, deletions, substitutions), one row at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 /**

@@ -12,6 +12,11 @@ import type { Run, RunOptions } from './types/index.js';
 
 /** Defaults of the optional durations and sizes. */
 export const RUN_DEFAULTS = {
+  /**
+   * The time budget of a run given neither `timeoutMs` nor `deadline`: 2700 s (45 minutes), what Fen's own parent
+   * gives its children, so that a hung child never hangs its parent forever. `timeoutMs: Infinity` opts out.
+   */
+  timeoutMs: 2_700_000,
   killGraceMs: 3000,
   finalizeGraceMs: 120_000,
   readyTimeoutMs: 30_000,
@@ -100,12 +105,14 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     throw new TypeError('pass either options.timeoutMs or options.deadline, not both');
   }
   let deadlineMs: number | undefined;
-  if (options.timeoutMs !== undefined) deadlineMs = Date.now() + duration('timeoutMs', options.timeoutMs);
   if (options.deadline !== undefined) {
     deadlineMs = options.deadline instanceof Date ? options.deadline.getTime() : options.deadline;
     if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs)) {
       throw new TypeError('options.deadline must be a valid Date or epoch milliseconds');
     }
+  } else {
+    const timeoutMs = timeout(options.timeoutMs ?? RUN_DEFAULTS.timeoutMs);
+    if (timeoutMs !== Infinity) deadlineMs = Date.now() + timeoutMs;
   }
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
@@ -186,6 +193,15 @@ export function tagCase(value: unknown): 'snake_case' | 'PascalCase' {
 function callback<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`options.${name} must be a function`);
   return value;
+}
+
+/** `timeoutMs`: a duration, or `Infinity` for a run without a deadline. */
+function timeout(value: unknown): number {
+  if (value === Infinity) return value;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RangeError('options.timeoutMs must be a number of milliseconds >= 0, or Infinity for a run without a deadline');
+  }
+  return Math.min(value, MAX_TIMER_MS);
 }
 
 export function duration(name: string, value: unknown): number {

@@ -20,7 +20,7 @@ import { RunTimers } from './run-timers.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { SupervisedProcess } from './supervised-process.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { Ack, ExitRunEvent, Outcome, RejectedEvent, Run, RunEvent, RunEvents } from './types/index.js';
+import type { Ack, ExitRunEvent, Outcome, RejectedEvent, Run, RunEvent, RunEvents, StreamIterator } from './types/index.js';
 import { addUsage } from '../wire/index.js';
 
 /** Environment variable whose unique value marks every process of one run's tree. */
@@ -253,7 +253,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     return textOf(this, this.outcome);
   }
 
-  batches(): AsyncIterableIterator<RunEvent[], undefined> {
+  batches(): StreamIterator<RunEvent[]> {
     const queue = this.#fanout.iterator();
     return {
       next: () => queue.nextBatch(),

@@ -10,6 +10,7 @@ export const DEMO_README_SECTIONS: readonly string[] = [
   'Install',
   'Quick start',
   'The SDK',
+  'Many runs: the pool',
   'The CLI',
   'The test kit',
   'Reliability',

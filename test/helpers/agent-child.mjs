@@ -27,6 +27,11 @@ const behaviours = {
     yield { type: 'text', delta: 'partial ' };
     yield { type: 'failed', details: 'provider overloaded', retryable: true, code: 'overloaded' };
   },
+  async *'malformed-failed'() {
+    yield { type: 'text', delta: 'partial ' };
+    // `error` where the seed says `details`: reported as malformed, never as "the agent failed".
+    yield { type: 'failed', error: 'asked to fail', retryable: false };
+  },
   async *throws() {
     yield { type: 'text', delta: 'about to throw' };
     throw new Error('kaboom');

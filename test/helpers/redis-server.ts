@@ -6,15 +6,11 @@ import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { onPath } from './optional-tools.js';
 
-/** Whether redis-server is installed (tests that need it are skipped with a message when it is not). */
+/** Whether redis-server is installed (the tests that need it are skipped when it is not). */
 export function haveRedis(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return onPath('redis-server');
 }
 
 async function freePort(): Promise<number> {

@@ -15,6 +15,17 @@ export const FAST_CHILD: FakeChildOptions = { turnTickMs: 5, idleTickMs: 20 };
 /** Short graces for the kill ladder and ready wait; bounds on waits stay generous. */
 export const FAST_RUN: Partial<RunOptions> = { killGraceMs: 200, readyTimeoutMs: 20_000 };
 
+/**
+ * A child that prints the deadline subvisor handed it (`FEN_WIRE_DEADLINE`, or `none`) and exits without a word of
+ * the protocol: its run fails at once, and `outcome.outputTail` is the deadline it saw.
+ */
+export const PRINT_DEADLINE = { command: process.execPath, args: ['-e', "process.stdout.write(process.env.FEN_WIRE_DEADLINE ?? 'none')"] };
+
+/** The deadline a {@link PRINT_DEADLINE} child saw, in seconds from now (undefined: it saw none). */
+export function secondsLeft(outputTail: string): number | undefined {
+  return outputTail === 'none' ? undefined : Number(outputTail) - Date.now() / 1000;
+}
+
 /** Generous bound for anything a test waits for (shared, noisy 2-core machine). */
 export const BOUND_MS = 30_000;
 

@@ -170,7 +170,7 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    * consumers that care about throughput. Same queue semantics and backpressure as the event iterator
    * (it is one: the first iterator or batch iterator created gets the retained events).
    */
-  batches(): AsyncIterableIterator<RunEvent[], undefined>;
+  batches(): StreamIterator<RunEvent[]>;
   /**
    * The assistant's text as it arrives, in chunks, never doubled, whichever way the child sends it (deltas
    * then the whole block, or only the whole block): see `TextAssembler` for the rule. An event iterator
@@ -181,9 +181,18 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    * answer does not begin with the last block streamed, nothing is added (it could not be without
    * doubling): `outcome.finalText` is the answer. It includes every turn's text, not only the answer's.
    */
-  text(): AsyncIterableIterator<string, undefined>;
+  text(): StreamIterator<string>;
   /** Creates an event iterator (see the class notes for the queue semantics). */
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined>;
   /** `terminate()`, then drops the events not taken yet (their descriptor closes), for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * An async iterator that is its own iterable and returns `undefined` once done: what `run.batches()`, `run.text()`,
+ * `sup.events()` and an agent's `invoke()` return. Spelt out rather than `AsyncIterableIterator<T, undefined>`,
+ * whose second type parameter needs TypeScript 5.6: the declarations work from TypeScript 5.2.
+ */
+export interface StreamIterator<T> extends AsyncIterator<T, undefined> {
+  [Symbol.asyncIterator](): StreamIterator<T>;
 }

@@ -39,7 +39,8 @@ export interface RunOptions {
   /**
    * Time budget from now. Sets `FEN_WIRE_DEADLINE` (whole Unix seconds, rounded up) and a parent-side
    * timer: when the child has not exited by that (rounded-up) deadline, the kill ladder starts and the
-   * outcome is `timed-out`. Mutually exclusive with `deadline`.
+   * outcome is `timed-out`. Mutually exclusive with `deadline`. Default 2700000 (45 minutes, as Fen's own
+   * parent) when `deadline` is not given either; `Infinity`: no deadline at all (a hung child then hangs the run).
    */
   timeoutMs?: number;
   /** Absolute deadline (a `Date` or epoch milliseconds); see `timeoutMs`. */

@@ -1,5 +1,6 @@
-// Smoke test of `npm run bench`: every process benchmark runs end to end at tiny sizes and writes
-// well-formed rows. It checks the plumbing (and the leak checks of bench/run.mjs), never the speed.
+// Smoke test of `npm run bench`: every process benchmark runs end to end at tiny sizes and writes well-formed rows.
+// It checks the plumbing (and the leak checks of bench/run.mjs), never the speed. It takes minutes on 2 cores, so it
+// is not part of `npm test`: `npm run test:slow` runs it, and .ci/run does after the README's test command.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { haveRedis } from './helpers/redis-server.js';
+import { haveRedis } from '../helpers/redis-server.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));

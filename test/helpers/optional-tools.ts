@@ -1,0 +1,35 @@
+// The programs beyond Node that some tests use: whether each is on PATH, and what the suite says once when some are not.
+import { execFileSync } from 'node:child_process';
+
+/** Each program, what is skipped without it, and its Debian package. */
+const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string }> = {
+  'redis-server': {
+    skipped: 'the queue tests (test/queue.test.ts, test/queue-faults.test.ts and the Redis part of test/cli-queue.test.ts)',
+    debianPackage: 'redis-server',
+  },
+  jq: { skipped: "the docs' shell examples that pipe into jq (test/docs.test.ts)", debianPackage: 'jq' },
+};
+
+/** Whether `program` is on PATH (it answers `--version`). */
+export function onPath(program: string): boolean {
+  try {
+    execFileSync(program, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What test/global-setup.ts says once on a machine without some of the programs: what is skipped, and the command
+ * that installs them (README.md says the same). Undefined when every one is there.
+ */
+export function missingToolsNote(): string | undefined {
+  const missing = Object.keys(OPTIONAL_TOOLS).filter((program) => !onPath(program));
+  if (missing.length === 0) return undefined;
+  const tools = missing.map((program) => OPTIONAL_TOOLS[program]!);
+  return (
+    `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH, so the suite skips ${tools.map((tool) => tool.skipped).join(', and ')}. ` +
+    `To run them: sudo apt-get install ${tools.map((tool) => tool.debianPackage).join(' ')} (Debian, Ubuntu).`
+  );
+}
