@@ -4,7 +4,7 @@ export { connectRun } from './run/connect-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './run/types/index.js';
-export { KNOWN_APPROVAL_KINDS } from './drivers/fuseraft/prompts.js';
+export { KNOWN_APPROVAL_KINDS } from './protocol/requests.js';
 export type {
   AnswerQuestionCallback,
   ApprovalAnswer,
@@ -21,7 +21,7 @@ export type {
   ToolPermissionApproval,
   UnknownApproval,
   WorkspacePermissionApproval,
-} from './drivers/fuseraft/prompts.js';
+} from './protocol/requests.js';
 export type { ConnectProtocolName, ProtocolName } from './drivers/index.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType, Usage } from './wire/index.js';
 export { totalTokens } from './wire/index.js';

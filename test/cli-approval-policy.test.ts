@@ -1,7 +1,7 @@
 // Unit tests of supervise --approve: never, always-known, ask on a terminal, deny without one, unknown kinds.
 import { describe, expect, it } from 'vitest';
 import { approveCallbackFor, describeRequest } from '../src/cli/approval-policy.js';
-import type { ApprovalRequest } from '../src/drivers/fuseraft/prompts.js';
+import type { ApprovalRequest } from '../src/protocol/requests.js';
 
 const shell: ApprovalRequest = { protocol: 'fuseraft', fields: { kind: 'shell_command', command: 'ls' }, kind: 'shell_command', known: true, command: 'ls' };
 const unknown: ApprovalRequest = { protocol: 'fuseraft', fields: { kind: 'teleport', to: 'mars' }, kind: 'teleport', known: false };

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { PromptDesk } from '../src/drivers/fuseraft/prompt-desk.js';
 import { approvalRequestOf } from '../src/drivers/fuseraft/prompts.js';
-import type { ApprovalAnswer, ApprovalRequest, ApproveCallback } from '../src/drivers/fuseraft/prompts.js';
+import type { ApprovalAnswer, ApprovalRequest, ApproveCallback } from '../src/protocol/requests.js';
 import type { Frame } from '../src/drivers/fuseraft/frames.js';
 import type { RunEventDraftOf } from '../src/run/types/index.js';
 import type { JsonObject } from '../src/wire/index.js';

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildOutcome, finalVerdict } from '../src/run/outcome.js';
 import { addUsage, totalTokens, toUsage } from '../src/wire/index.js';
-import type { ChildExit, Verdict } from '../src/run/outcome.js';
+import type { Verdict } from '../src/run/outcome.js';
+import type { ChildExit } from '../src/run/results.js';
 import type { ProcessExit } from '../src/run/supervised-process.js';
 
 const clean: ProcessExit = { exitCode: 0, signal: null };

@@ -1,5 +1,5 @@
 // supervise --approve never|always-known|ask: the approve callback of fuseraft and mew runs, and how a request is shown.
-import type { ApprovalRequest, ApproveCallback } from '../drivers/fuseraft/prompts.js';
+import type { ApprovalRequest, ApproveCallback } from '../protocol/requests.js';
 
 export type ApproveMode = 'never' | 'always-known' | 'ask';
 

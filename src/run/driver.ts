@@ -1,7 +1,7 @@
 // The driver seam: what a protocol driver gives the run core, and the facts it reports back through the sink.
 import type { Readable, Writable } from 'node:stream';
 import type { Usage } from '../wire/index.js';
-import type { ChildExit, RunResult } from './outcome.js';
+import type { ChildExit, RunResult } from './results.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
 import type { Delivery, OutcomeErrorCode, RejectedEvent, RunEvent } from './types/index.js';
 

@@ -1,33 +1,8 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
 import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { FinalTextFileRefusal, Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
-
-/** The answer part of an outcome, as a driver obtained it. */
-export interface Answer {
-  finalText?: string;
-  truncated: boolean;
-  truncationNote?: string;
-  /** The answer file the driver refused to read (Fen's `final-text-path`). */
-  fileRefusal?: FinalTextFileRefusal;
-}
-
-/** How the child itself said the run ended (Fen's `exit` event, HEP's exit code...). */
-export interface ChildExit {
-  status: OutcomeStatus;
-  /** The child's own error text. */
-  error?: string;
-  /** A code the driver derived from the child's statement (e.g. HEP's exit 64: `usage-error`). Default `child-error`. */
-  code?: OutcomeErrorCode;
-}
-
-/** The answer and its metadata, reported once by the driver (Fen's `result`, HEP's last round). */
-export interface RunResult {
-  stopReason: string;
-  /** The protocol's own total usage; when absent the outcome sums the turns' usage. */
-  usage?: Usage;
-  answer: Promise<Answer>;
-}
+import type { Answer, ChildExit, RunResult } from './results.js';
+import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {

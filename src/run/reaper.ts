@@ -1,9 +1,8 @@
 // The watchdog's second stage, run once the parent is gone: the kill ladder over every registered tree, then their run directories.
 import { lstatSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { OwnFiles } from './driver.js';
 import { ProcessTree } from './process-tree.js';
-import type { WatchEntry } from './watchdog.js';
+import type { WatchEntry, WatchedFiles } from './watchdog.js';
 
 /** How often a ladder step checks whether the tree is gone. */
 const POLL_MS = 25;
@@ -26,7 +25,7 @@ async function waitGone(tree: ProcessTree, ms: number): Promise<boolean> {
  * real directory (not a link) owned by this user, and only the files listed, each inside it (unlink
  * removes a link itself, never what it points to). Anything else in the directory is not ours: it stays.
  */
-function removeOwnFiles({ dir, files }: OwnFiles): void {
+function removeWatchedFiles({ dir, files }: WatchedFiles): void {
   try {
     const stat = lstatSync(dir);
     if (!stat.isDirectory() || stat.uid !== process.getuid?.()) return;
@@ -64,7 +63,7 @@ async function reap(entry: WatchEntry): Promise<void> {
       await waitGone(tree, AFTER_KILL_WAIT_MS);
     }
   }
-  if (entry.ownFiles !== undefined) removeOwnFiles(entry.ownFiles);
+  if (entry.ownFiles !== undefined) removeWatchedFiles(entry.ownFiles);
 }
 
 /** One registration per line, as the watchdog kept them: `<id> <json>`. A garbled line is skipped. */

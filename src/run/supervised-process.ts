@@ -6,9 +6,13 @@ import type { Readable, Writable } from 'node:stream';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import type { ProcessTable } from './proc-table.js';
 import { refreshTogether, signalTogether, sweepTogether } from './shared-scans.js';
-import type { KillStep } from './types/index.js';
-import type { OwnFiles } from './driver.js';
-import type { WatchEntry } from './watchdog.js';
+import type { WatchEntry, WatchedFiles } from './watchdog.js';
+
+/** The signal a kill step sent and the pids it targeted (the group leader pid stands for its group). */
+export interface KillStep {
+  signal: 'SIGTERM' | 'SIGKILL';
+  pids: number[];
+}
 
 export interface SupervisedProcessOptions {
   command: string;
@@ -204,7 +208,7 @@ export class SupervisedProcess {
    * What the watchdog needs to reap this tree if the parent dies, with the run's files it should
    * remove then; undefined when nothing was spawned.
    */
-  watchEntry(ownFiles: OwnFiles | undefined): WatchEntry | undefined {
+  watchEntry(ownFiles: WatchedFiles | undefined): WatchEntry | undefined {
     if (this.#tree === undefined) return undefined;
     const tree = { root: this.#tree.root, rootStart: this.#tree.rootStart, marker: this.#options.marker, graceMs: this.#options.killGraceMs };
     return ownFiles === undefined ? tree : { ...tree, ownFiles };

@@ -4,7 +4,12 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { OwnFiles } from './driver.js';
+
+/** Files of one run the watchdog removes once its tree is gone: only these paths, then `dir` if that left it empty. */
+export interface WatchedFiles {
+  dir: string;
+  files: string[];
+}
 
 /** What the watchdog must know of one live run to reap it after the parent is gone. */
 export interface WatchEntry {
@@ -17,7 +22,7 @@ export interface WatchEntry {
   /** Grace between SIGTERM and SIGKILL. */
   graceMs: number;
   /** The files the run made, removed once the tree is gone (then their directory if that left it empty). */
-  ownFiles?: OwnFiles;
+  ownFiles?: WatchedFiles;
 }
 
 /**

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, open, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import type { Answer } from '../../run/outcome.js';
+import type { Answer } from '../../run/results.js';
 import type { FinalTextFileRefusal, FinalTextRefusalCode } from '../../run/types/index.js';
 import type { ResultEvent } from '../../wire/index.js';
 

@@ -1,5 +1,5 @@
 // The fuseraft serve driver: tasks on a running `fuseraft serve` daemon over its WebSocket or Unix socket (hello, user_input -> queued, approvals, result).
-import type { ChildExit } from '../../run/outcome.js';
+import type { ChildExit } from '../../run/results.js';
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import { bridgeDisplayDraft, passthrough, withExtras } from '../fuseraft/event-drafts.js';

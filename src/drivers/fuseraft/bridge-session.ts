@@ -7,7 +7,7 @@ import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringFiel
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
 import { PromptDesk } from './prompt-desk.js';
-import type { ApproveCallback } from './prompts.js';
+import type { ApproveCallback } from '../../protocol/requests.js';
 import { describeEnd } from './session-io.js';
 import type {
   ChildEnd,

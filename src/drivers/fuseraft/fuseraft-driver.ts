@@ -1,6 +1,6 @@
 // The fuseraft drivers behind the seam: the spawn plan, stdin/stdout plumbing, and session facts to the run core.
 import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../run/driver.js';
-import type { Answer } from '../../run/outcome.js';
+import type { Answer } from '../../run/results.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { RejectedEvent, RunEvent } from '../../run/types/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';

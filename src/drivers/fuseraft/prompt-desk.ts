@@ -3,8 +3,9 @@ import type { JsonObject } from '../../wire/index.js';
 import { passthrough } from './event-drafts.js';
 import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { Frame } from './frames.js';
-import { approvalRequestOf, approves, questionRequestOf } from './prompts.js';
-import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from './prompts.js';
+import { approves } from '../shared/requests.js';
+import { approvalRequestOf, questionRequestOf } from './prompts.js';
+import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from '../../protocol/requests.js';
 
 /** Who decided a response: the caller's callback, or one of the driver's safe defaults. */
 export type DecidedBy =

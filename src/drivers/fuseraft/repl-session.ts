@@ -8,7 +8,7 @@ import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
 import { MidTurnInputs } from './mid-turn-inputs.js';
 import { PromptDesk } from './prompt-desk.js';
-import type { AnswerQuestionCallback, ApproveCallback } from './prompts.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import { BoundedText, describeEnd } from './session-io.js';
 import type {
   ChildEnd,

@@ -1,6 +1,6 @@
 // The mew driver behind the seam: the session on the shared daemon channel, the daemon process when spawnRun starts one, facts to the core.
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
-import type { Answer } from '../../run/outcome.js';
+import type { Answer } from '../../run/results.js';
 import type { ResolvedRunOptions } from '../../run/resolved-options.js';
 import type { SessionAnswer } from '../fuseraft/session-io.js';
 import { DaemonChannel } from '../socket/daemon-channel.js';

@@ -2,8 +2,8 @@
 import { passthrough } from '../fuseraft/event-drafts.js';
 import type { RunEventDraftOf } from '../../run/types/index.js';
 import type { DecidedBy } from '../fuseraft/prompt-desk.js';
-import { approves } from '../fuseraft/prompts.js';
-import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
+import { approves } from '../shared/requests.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { MewMessage } from './messages.js';
 import { isRequest, readRequestId, requestOf } from './requests.js';
 import type { MewRequest, RequestId } from './requests.js';

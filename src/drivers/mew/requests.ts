@@ -1,7 +1,7 @@
 // mew's requests that wait for a client's answer: their ids, what the caller is asked, and the one response each gets.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { fieldsOf } from '../fuseraft/prompts.js';
-import type { ApprovalRequest, QuestionRequest } from '../fuseraft/prompts.js';
+import { fieldsOf } from '../shared/requests.js';
+import type { ApprovalRequest, QuestionRequest } from '../../protocol/requests.js';
 import { isObject, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 

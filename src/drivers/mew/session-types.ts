@@ -2,7 +2,7 @@
 import type { Usage } from '../../wire/index.js';
 import type { Delivery } from '../../run/types/index.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
-import type { AnswerQuestionCallback, ApproveCallback } from '../fuseraft/prompts.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
 import type { MessageRejection, MewMessage } from './messages.js';
 

@@ -2,6 +2,9 @@
 import type { JsonObject, JsonValue, RejectionCode, Usage } from '../../wire/index.js';
 import type { Outcome } from './outcome.js';
 
+/** What happened to an accepted steer or follow-up: the agent saw it, or it was dropped unseen. */
+export type Delivery = 'injected' | 'dropped';
+
 /**
  * The fields a child sent that its protocol does not define, keyed by their converted names (Fen:
  * kebab-case to camelCase, a trailing `?` dropped; HEP: snake_case to camelCase; fuseraft, mew and

@@ -1,7 +1,8 @@
 // Public Run handle: its methods, listener map, acks and deliveries.
 import type { EventEmitter } from 'eventemitter3';
 import type { RunState, WireControlType } from '../../wire/index.js';
-import type { RejectedEvent, RunEvent } from './events.js';
+import type { Delivery, RejectedEvent, RunEvent } from './events.js';
+import type { KillStep } from '../supervised-process.js';
 import type { Outcome } from './outcome.js';
 
 /**
@@ -10,9 +11,6 @@ import type { Outcome } from './outcome.js';
  * protocol failure).
  */
 export type AckOrigin = 'task' | 'caller' | 'auto';
-
-/** What happened to an accepted steer or follow-up: the agent saw it, or it was dropped unseen. */
-export type Delivery = 'injected' | 'dropped';
 
 /**
  * The answer to one control.
@@ -40,12 +38,6 @@ export interface Ack {
    * (`ref`), `dropped` when an `info` event lists it in `refs` or the run ends first. Never rejects.
    */
   delivery?: Promise<Delivery>;
-}
-
-/** The signal a kill step sent and the pids it targeted (the group leader pid stands for its group). */
-export interface KillStep {
-  signal: 'SIGTERM' | 'SIGKILL';
-  pids: number[];
 }
 
 /**
