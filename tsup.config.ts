@@ -15,7 +15,7 @@ export default defineConfig({
     'testing/fake-fuseraft': 'src/testing/fake-fuseraft.ts',
     'testing/fake-mew': 'src/testing/fake-mew.ts',
     'cli/supervise': 'src/cli/supervise.ts',
-    'run/reaper': 'src/run/reaper.ts',
+    'process/reaper': 'src/process/reaper.ts',
   },
   format: ['esm'],
   target: 'node20',

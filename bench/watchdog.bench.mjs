@@ -8,7 +8,7 @@ import { spawnRun } from 'subvisor';
 import { median, nsToMs, ROOT, row, sized, sleep } from './lib/harness.mjs';
 import { isAlive } from './lib/hygiene.mjs';
 
-const REAPER = join(ROOT, 'dist', 'run', 'reaper.js');
+const REAPER = join(ROOT, 'dist', 'process', 'reaper.js');
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** A run whose child is a plain `sleep`: no protocol, nothing but a process to watch. */

@@ -1,9 +1,9 @@
 // Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
-export { spawnRun } from './run/spawn-run.js';
-export { connectRun } from './run/connect-run.js';
+export { spawnRun } from './api/spawn-run.js';
+export { connectRun } from './api/connect-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
-export type * from './run/types/index.js';
+export type * from './api/types.js';
 export { KNOWN_APPROVAL_KINDS } from './protocol/requests.js';
 export type {
   AnswerQuestionCallback,
@@ -22,7 +22,7 @@ export type {
   UnknownApproval,
   WorkspacePermissionApproval,
 } from './protocol/requests.js';
-export type { ConnectProtocolName, ProtocolName } from './drivers/index.js';
+export type { ConnectProtocolName, ProtocolName } from './api/registry.js';
 export type { RunState, JsonObject, JsonValue, RejectionCode, WireControlType, Usage } from './wire/index.js';
 export { totalTokens } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectRun } from '../src/index.js';
 import type { ConnectOptions } from '../src/index.js';
-import { CONNECT_DEFAULTS, resolveConnectOptions } from '../src/run/connect-run.js';
+import { CONNECT_DEFAULTS, resolveConnectOptions } from '../src/api/connect-run.js';
 
 /** Options typed loosely: these tests pass wrong values on purpose, and protocols are registered by their drivers. */
 const resolve = (options: Record<string, unknown>) => resolveConnectOptions(options as unknown as ConnectOptions);

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { toRunEvent, useCompiledBuilders } from '../src/drivers/fen/to-run-event.js';
 import { decode } from '../src/wire/index.js';
-import type { RunEvent } from '../src/run/types/index.js';
+import type { RunEvent } from '../src/api/types.js';
 
 afterEach(() => {
   useCompiledBuilders(true);

@@ -4,7 +4,7 @@ import { PromptDesk } from '../src/drivers/fuseraft/prompt-desk.js';
 import { approvalRequestOf } from '../src/drivers/fuseraft/prompts.js';
 import type { ApprovalAnswer, ApprovalRequest, ApproveCallback } from '../src/protocol/requests.js';
 import type { Frame } from '../src/drivers/fuseraft/frames.js';
-import type { RunEventDraftOf } from '../src/run/types/index.js';
+import type { RunEventDraftOf } from '../src/api/types.js';
 import type { JsonObject } from '../src/wire/index.js';
 
 const shell = { type: 'approval_request', kind: 'shell_command', command: 'rm -rf build' } as Frame;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../src/drivers/hep/frames.js';
 import type { HepFrame } from '../src/drivers/hep/frames.js';
-import type { RunEventDraftOf } from '../src/run/types/index.js';
+import type { RunEventDraftOf } from '../src/api/types.js';
 
 describe('HEP frames', () => {
   it('parses a frame, and says why a line is not one', () => {

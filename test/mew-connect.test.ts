@@ -1,8 +1,8 @@
 // connectRun({ protocol: 'mew' }) against the fake mew daemon over real WebSockets: outcomes, controls, faults, nothing left open.
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectRun } from '../src/run/connect-run.js';
-import type { ConnectOptions, Run, RunEvent } from '../src/run/types/index.js';
+import { connectRun } from '../src/api/connect-run.js';
+import type { ConnectOptions, Run, RunEvent } from '../src/api/types.js';
 import { fakeMewDaemon } from '../src/testing/mew/server.js';
 import type { FakeMewDaemonServer } from '../src/testing/mew/server.js';
 import type { MewBuiltinScenarioName } from '../src/testing/mew/builtins.js';

@@ -4,7 +4,7 @@ import { encodeMessage, readMessage, snakeTag } from '../src/drivers/mew/message
 import type { MewMessage } from '../src/drivers/mew/messages.js';
 import { RequestDesk } from '../src/drivers/mew/request-desk.js';
 import type { RequestDeskHandlers } from '../src/drivers/mew/request-desk.js';
-import type { RunEventDraftOf } from '../src/run/types/index.js';
+import type { RunEventDraftOf } from '../src/api/types.js';
 
 /** The info events that report a response (or a request left to another client). */
 const RESPONSES = ['permission_response', 'plan_approval_response', 'goal_response', 'ask_user_response'];

@@ -1,7 +1,7 @@
 // spawnRun({ protocol: 'mew', command, args, url }): the daemon as a supervised child, connected once it listens, reaped at the end.
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { spawnRun } from '../src/run/spawn-run.js';
+import { spawnRun } from '../src/api/spawn-run.js';
 import { isAlive } from '../src/testing/liveness.js';
 import { builtScript } from '../src/testing/kit.js';
 

@@ -76,7 +76,7 @@ describe('npm pack', () => {
     const unexpected = packed.filter((path) => !allowed.some((pattern) => pattern.test(path)));
     expect(unexpected, 'files that should not be published (source maps, sources, tests...)').toEqual([]);
     // The watchdog execs Node on the reaper by its path inside the installed package.
-    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md', 'dist/run/reaper.js'];
+    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md', 'dist/process/reaper.js'];
     for (const target of Object.values(manifest.exports)) {
       if (typeof target === 'string') continue;
       required.push(inPackage(target.types!), inPackage(target.default!));

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readProcText, withProcFile } from '../src/run/proc-files.js';
+import { readProcText, withProcFile } from '../src/process/proc-files.js';
 
 let dir: string;
 beforeEach(() => {

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
 import type { RunEvent } from '../src/index.js';
-import { useProcFs } from '../src/run/proc-table.js';
+import { useProcFs } from '../src/process/proc-table.js';
 import { fakeChild, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
 import { BOUND_MS, FAST_CHILD, grandchildPidOf, expectEmptyStateDir, freshStateDir, within } from './helpers/spawn-harness.js';

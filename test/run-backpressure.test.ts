@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TwoPassReader } from '../src/drivers/fen/two-pass-reader.js';
 import type { TwoPassHandlers } from '../src/drivers/fen/two-pass-reader.js';
 import { EventFanout } from '../src/run/event-fanout.js';
-import type { RunEvent } from '../src/run/types/index.js';
+import type { RunEvent } from '../src/api/types.js';
 
 const delta = (n: number): RunEvent => ({ type: 'assistant-text-delta', seq: n, run: 'r', delta: `d${n}` }) as RunEvent;
 

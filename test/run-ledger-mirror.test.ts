@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlLedger } from '../src/run/control-ledger.js';
 import { StateMirror } from '../src/run/mirror.js';
-import type { Ack, AckOrigin, Delivery } from '../src/run/types/index.js';
+import type { Ack, AckOrigin, Delivery } from '../src/api/types.js';
 import type { RunState, WireControlType } from '../src/wire/index.js';
 
 function ledgerWithLog() {

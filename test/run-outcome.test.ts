@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { buildOutcome, finalVerdict } from '../src/run/outcome.js';
 import { addUsage, totalTokens, toUsage } from '../src/wire/index.js';
 import type { Verdict } from '../src/run/outcome.js';
-import type { ChildExit } from '../src/run/results.js';
-import type { ProcessExit } from '../src/run/supervised-process.js';
+import type { ChildExit } from '../src/protocol/results.js';
+import type { ProcessExit } from '../src/process/supervised-process.js';
 
 const clean: ProcessExit = { exitCode: 0, signal: null };
 const killed: ProcessExit = { exitCode: null, signal: 'SIGKILL' };

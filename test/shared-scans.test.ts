@@ -4,10 +4,10 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
-import { procPasses, scanMarkers } from '../src/run/proc-table.js';
-import { ProcessTree } from '../src/run/process-tree.js';
-import { refreshTogether, signalTogether, sweepTogether } from '../src/run/shared-scans.js';
-import { SupervisedProcess } from '../src/run/supervised-process.js';
+import { procPasses, scanMarkers } from '../src/process/proc-table.js';
+import { ProcessTree } from '../src/process/process-tree.js';
+import { refreshTogether, signalTogether, sweepTogether } from '../src/process/shared-scans.js';
+import { SupervisedProcess } from '../src/process/supervised-process.js';
 import { alivePids, isAlive, waitUntilGone } from '../src/testing/index.js';
 
 const NAME = 'SUBVISOR_SCAN_TEST';

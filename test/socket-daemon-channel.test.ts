@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import type { DriverContext, DriverSink } from '../src/run/driver.js';
-import { resolveConnectOptions } from '../src/run/connect-run.js';
+import type { DriverContext, DriverSink } from '../src/protocol/driver.js';
+import { resolveConnectOptions } from '../src/api/connect-run.js';
 import type { ConnectOptions } from '../src/index.js';
 import { DaemonChannel } from '../src/drivers/socket/daemon-channel.js';
 import type { DaemonProtocolHooks } from '../src/drivers/socket/daemon-channel.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
-import { resolveOptions } from '../src/run/spawn-run.js';
+import { resolveOptions } from '../src/api/spawn-run.js';
 import type { Outcome, RunEvent, RunOptions } from '../src/index.js';
 import { alivePids, waitUntilGone } from '../src/testing/index.js';
 import { BOUND_MS, checkStream, expectEmptyStateDir, freshStateDir, PRINT_DEADLINE, secondsLeft, within } from './helpers/spawn-harness.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../src/index.js';
-import { watchdogPid } from '../src/run/watchdog.js';
+import { watchdogPid } from '../src/process/watchdog.js';
 import { alivePids, fakeChild, liveFakeProcesses, waitUntilGone } from '../src/testing/index.js';
 import type { Scenario } from '../src/testing/index.js';
 import { BOUND_MS, FAST_CHILD, freshStateDir, within } from './helpers/spawn-harness.js';
@@ -14,7 +14,7 @@ import { procInfo } from './helpers/spawn-procs.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PARENT_SCRIPT = join(root, 'test', 'helpers', 'spawn-parent.mjs');
-const REAPER = join(root, 'dist', 'run', 'reaper.js');
+const REAPER = join(root, 'dist', 'process', 'reaper.js');
 /** The parent script's killGraceMs. */
 const PARENT_GRACE_MS = 300;
 /** What the issue allows after the parent's death: killGraceMs + 3 s. */

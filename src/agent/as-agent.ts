@@ -1,6 +1,6 @@
 // asAgent: an Agent Handler whose invoke runs one turn in a supervised child (a fresh run per invoke, or a keep-alive run per session).
-import { duration, spawnRun } from '../run/spawn-run.js';
-import type { Ack, Run, RunOptions, StreamIterator } from '../index.js';
+import { duration, spawnRun } from '../api/spawn-run.js';
+import type { Ack, Run, RunOptions, StreamIterator } from '../api/types.js';
 import { FreshTurn } from './fresh-turn.js';
 import { InvokeStream } from './invoke-stream.js';
 import type { TurnSource } from './invoke-stream.js';

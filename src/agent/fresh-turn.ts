@@ -1,5 +1,5 @@
 // An invoke served by a run of its own: the run's events mapped until its exit, then the outcome's terminal.
-import type { Outcome, Run, RunEvent } from '../index.js';
+import type { Outcome, Run, RunEvent } from '../api/types.js';
 import type { TurnSource } from './invoke-stream.js';
 import { RunEventMapper } from './map-run-events.js';
 import { cancelThenKill } from './stop-run.js';

@@ -1,6 +1,6 @@
 // The iterator an invoke returns: one terminal, last; never throws; return() stops the turn without waiting on a pending next().
 import { failed } from './terminal.js';
-import type { StreamIterator } from '../run/types/index.js';
+import type { StreamIterator } from '../api/types.js';
 import type { AgentEvent } from './types.js';
 import { isTerminalEvent } from './types.js';
 

@@ -1,6 +1,6 @@
 // sessions: 'keep-alive': one live run per session, each invoke one prompt on it, the turn's window held open for follow-ups.
 import { ControlRefusedError } from '../run/errors.js';
-import type { Run, RunEvent } from '../index.js';
+import type { Run, RunEvent } from '../api/types.js';
 import { endOfRun } from './fresh-turn.js';
 import type { TurnSource } from './invoke-stream.js';
 import { RunEventMapper } from './map-run-events.js';

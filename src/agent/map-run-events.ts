@@ -1,5 +1,5 @@
 // Maps one run's events to Agent Handler events: text and thinking without doubling, tools, retries, passthrough.
-import type { Outcome, RunEvent, RunEventExtra } from '../index.js';
+import type { Outcome, RunEvent, RunEventExtra } from '../api/types.js';
 import { isKnownEventType } from './known-events.js';
 import type { AgentEvent, Json, OtherAgentEvent } from './types.js';
 

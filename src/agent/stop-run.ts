@@ -1,5 +1,5 @@
 // Ending a run on the agent's behalf: cancel then kill for a consumer that stopped, close then terminate for an idle session.
-import type { Run } from '../index.js';
+import type { Run } from '../api/types.js';
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first; leaves no timer behind. */
 export async function within(promise: Promise<unknown>, ms: number): Promise<void> {

@@ -1,5 +1,5 @@
 // How a run's outcome becomes the invoke's one terminal event: completed, or failed with a code and a retryable classification.
-import type { Outcome, OutcomeErrorCode } from '../index.js';
+import type { Outcome, OutcomeErrorCode } from '../api/types.js';
 import type { ChildFailure } from './map-run-events.js';
 import type { FailedAgentEvent, Json, TerminalAgentEvent } from './types.js';
 

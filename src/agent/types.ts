@@ -1,5 +1,5 @@
 // Public types of the Agent Handler contract (seed 003) as subvisor implements it: Agent, Scope, Prompt, AgentEvent.
-import type { RunEvent } from '../run/types/index.js';
+import type { RunEvent } from '../api/types.js';
 import type { JsonValue } from '../wire/index.js';
 
 /** Any JSON value (the seed's `Json`). */

@@ -1,6 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
-import type { ConnectProtocolName, ProtocolName } from '../drivers/index.js';
+import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
 import { durationOption } from './duration.js';

@@ -7,7 +7,7 @@ import { approveCallbackFor } from './approval-policy.js';
 import { sharedRunOptions } from './run-options.js';
 import { createSupervisor } from '../pool/supervisor.js';
 import type { PoolRun, Supervisor } from '../pool/types.js';
-import type { Outcome, RunOptions } from '../run/types/index.js';
+import type { Outcome, RunOptions } from '../api/types.js';
 import { DEFAULT_PARALLEL, type CliOptions } from './args.js';
 import { BatchProgress, type BatchCounts } from './batch-progress.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';

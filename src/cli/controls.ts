@@ -1,5 +1,5 @@
 // Sends the controls read from --controls to the run and reports each one's ack and delivery (stderr and events).
-import type { Ack, Run } from '../run/types/index.js';
+import type { Ack, Run } from '../api/types.js';
 
 /** What controls are sent to: a local run, or a queued one (subvisor/queue's RemoteRun) through Redis. */
 export type ControlTarget = Pick<Run, 'prompt' | 'steer' | 'followUp' | 'finalize' | 'cancel' | 'close'>;

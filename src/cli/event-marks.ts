@@ -1,5 +1,5 @@
 // Tracks which acks and deliveries the event loop has already passed on, so control reports follow them in order.
-import type { RunEvent } from '../run/types/index.js';
+import type { RunEvent } from '../api/types.js';
 
 /**
  * The ack and delivery promises of the Run API settle as soon as the child's line is read, while the event loop

@@ -1,9 +1,9 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { connectRun } from '../run/connect-run.js';
-import { spawnRun } from '../run/spawn-run.js';
-import type { Outcome, Run, RunOptions } from '../run/types/index.js';
+import { connectRun } from '../api/connect-run.js';
+import { spawnRun } from '../api/spawn-run.js';
+import type { Outcome, Run, RunOptions } from '../api/types.js';
 import { approveCallbackFor } from './approval-policy.js';
 import { parseCommandLine, type CliOptions } from './args.js';
 import { runBatch } from './batch.js';

@@ -1,7 +1,7 @@
 // Progress on stderr: a live status line on a terminal (log-update), plain one-line notes otherwise, or nothing with --quiet.
 import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
-import type { RunEvent, RunHandleState } from '../run/types/index.js';
+import type { RunEvent, RunHandleState } from '../api/types.js';
 import { totalTokens } from '../wire/index.js';
 
 export type ProgressMode = 'live' | 'plain' | 'quiet';

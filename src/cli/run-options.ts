@@ -1,6 +1,6 @@
 // The run options of one supervise command (protocol, command, environment, timers), for one run or a batch, and those of a run on a daemon.
-import type { ProtocolName } from '../drivers/index.js';
-import type { ConnectOptions, RunOptions } from '../run/types/index.js';
+import type { ProtocolName } from '../api/registry.js';
+import type { ConnectOptions, RunOptions } from '../api/types.js';
 import type { CliOptions } from './args.js';
 
 /** The options given on the command line, as spawnRun options (the task and the per-run parts are the caller's). */

@@ -1,5 +1,5 @@
 // What supervise shows of a run, local or queued: each event (progress, output, control marks) and the closing summary.
-import type { Outcome, RunEvent } from '../run/types/index.js';
+import type { Outcome, RunEvent } from '../api/types.js';
 import type { EventMarks } from './event-marks.js';
 import type { OutputWriter, Stdout } from './output.js';
 import { handleSignals } from './signals.js';

@@ -1,6 +1,6 @@
 // The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
 import type { HighWater } from '../run/event-fanout.js';
-import type { RunEvent, StreamIterator } from '../run/types/index.js';
+import type { RunEvent, StreamIterator } from '../api/types.js';
 import type { PoolEvent, PoolRun } from './types.js';
 
 /** Past this many consumed entries the array is compacted, so a long session does not keep its history. */

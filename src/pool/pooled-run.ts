@@ -8,7 +8,7 @@ import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { EventFanout } from '../run/event-fanout.js';
 import { sizedBatchesOf } from '../run/supervised-run.js';
 import type { SizedBatches } from '../run/supervised-run.js';
-import { RUN_DEFAULTS, spawnRun } from '../run/spawn-run.js';
+import { RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
 import { textOf } from '../run/text-stream.js';
 import type {
   Ack,
@@ -21,7 +21,7 @@ import type {
   RunHandleState,
   RunOptions,
   StreamIterator,
-} from '../run/types/index.js';
+} from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
 import type { PoolRun } from './types.js';

@@ -1,7 +1,7 @@
 // Retry policy of the pool: validation, whether an outcome is retried, and the wait before the retry.
 import { rethrowLater } from '../run/guarded-emitter.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
-import type { Outcome } from '../run/types/index.js';
+import type { Outcome } from '../api/types.js';
 import type { RetryPolicy } from './types.js';
 
 /** Error codes of runs stopped on purpose by the caller or the parent: never retried. */

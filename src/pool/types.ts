@@ -1,6 +1,6 @@
 // Public types of the supervisor pool: its options, the pooled Run handle, retries, counts and shutdown.
 import type { EventEmitter } from 'eventemitter3';
-import type { Outcome, Run, RunEvent, RunOptions, StreamIterator } from '../run/types/index.js';
+import type { Outcome, Run, RunEvent, RunOptions, StreamIterator } from '../api/types.js';
 
 /**
  * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)

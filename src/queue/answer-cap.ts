@@ -1,5 +1,5 @@
 // The size limit on an answer shipped back through Redis: cut at a UTF-8 character boundary and marked truncated.
-import type { Outcome } from '../run/types/index.js';
+import type { Outcome } from '../api/types.js';
 
 export const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024;
 

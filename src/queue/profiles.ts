@@ -1,7 +1,7 @@
 // Worker profiles: checking them, reading a profiles file, and turning a job into run options within a profile's limits.
 import { readFileSync } from 'node:fs';
-import { RUN_DEFAULTS } from '../run/spawn-run.js';
-import type { RunOptions } from '../run/types/index.js';
+import { RUN_DEFAULTS } from '../api/spawn-run.js';
+import type { RunOptions } from '../api/types.js';
 import type { JobData } from './records.js';
 import type { ProfileLimits, WorkerProfile } from './types.js';
 

@@ -1,5 +1,5 @@
 // The Redis side of a queued run: key names, the job's data, the control messages and the stream records, with their checks.
-import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../run/types/index.js';
+import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 
 /** The Redis keys and channel of one queue. */
 export interface QueueKeys {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { ControlRefusedError } from '../run/errors.js';
-import type { Ack, AckOrigin, Delivery, InfoNoticeFields, Outcome, RunEvent, RunHandleState } from '../index.js';
+import type { Ack, AckOrigin, Delivery, InfoNoticeFields, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import { parseRecord } from './records.js';
 import type { AckRecordBody, ControlMessage, ReadRecord, RelayedControl } from './records.js';

@@ -2,7 +2,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createSupervisor } from '../pool/supervisor.js';
 import { ControlRefusedError } from '../run/errors.js';
-import type { Ack, PoolRun } from '../index.js';
+import type { Ack } from '../api/types.js';
+import type { PoolRun } from '../pool/types.js';
 import { childlessOutcome } from '../run/outcome.js';
 import type { AckRecordBody } from './records.js';
 import type { HostMessage, HostRequest } from './run-host.js';

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker as Thread } from 'node:worker_threads';
-import type { AckOrigin, Delivery, Outcome, RunEvent, RunHandleState, RunOptions } from '../run/types/index.js';
+import type { AckOrigin, Delivery, Outcome, RunEvent, RunHandleState, RunOptions } from '../api/types.js';
 import { childlessOutcome } from '../run/outcome.js';
 import type { AckRecordBody, RelayedControl } from './records.js';
 

@@ -1,8 +1,8 @@
 // Public types of subvisor/queue: producer and worker options, profiles, the RemoteRun handle and the worker handle.
 import type { EventEmitter } from 'eventemitter3';
 import type { RedisOptions } from 'ioredis';
-import type { ProtocolName } from '../drivers/index.js';
-import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../run/types/index.js';
+import type { ProtocolName } from '../api/registry.js';
+import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 
 /** Where Redis is: a `redis://` URL, or ioredis options (host, port, password, tls, ...). */

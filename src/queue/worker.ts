@@ -4,7 +4,7 @@ import { EventEmitter } from 'eventemitter3';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Outcome, RunEvent } from '../run/types/index.js';
+import type { Outcome, RunEvent } from '../api/types.js';
 import { capAnswer, DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
 import { childlessOutcome } from '../run/outcome.js';

@@ -1,6 +1,7 @@
 // The ack and delivery ledger: which controls await an ack, who awaits it, and which texts await injection.
 import type { WireControlType } from '../wire/index.js';
-import type { Ack, AckOrigin, Delivery } from './types/index.js';
+import type { Ack, AckOrigin } from './handle.js';
+import type { Delivery } from '../protocol/index.js';
 
 interface Waiter {
   type: WireControlType;

@@ -1,6 +1,6 @@
 // The Ack that cancel/close/finalize resolve to on a run that has ended or is ending (they never reject for that).
 import type { WireControlType } from '../wire/index.js';
-import type { Ack } from './types/index.js';
+import type { Ack } from './handle.js';
 
 /** Controls that ask the run to end: on a run that has ended or is ending they resolve instead of rejecting. */
 export function isEndingControl(type: WireControlType): type is 'cancel' | 'close' | 'finalize' {

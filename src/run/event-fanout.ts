@@ -1,6 +1,6 @@
 // Hands run events to the iterators: the backlog for the first one, one queue each, and backpressure.
 import { EventQueue } from './event-queue.js';
-import type { RunEvent } from './types/index.js';
+import type { RunEvent } from '../protocol/index.js';
 
 /** The two high-water marks: events waiting, and the bytes they took on the wire. */
 export interface HighWater {

@@ -1,5 +1,5 @@
 // One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
-import type { RunEvent } from './types/index.js';
+import type { RunEvent } from '../protocol/index.js';
 
 /** Events taken at once, and what each took on the wire (same indexes). */
 export interface SizedBatch {

@@ -1,8 +1,8 @@
 // Outcome assembly: who decides how a run ended (spawn error, protocol failure, the child, the parent), and the record.
 import type { Usage } from '../wire/index.js';
-import type { ProcessExit, ProcessReport } from './supervised-process.js';
-import type { Answer, ChildExit, RunResult } from './results.js';
-import type { Outcome, OutcomeErrorCode, OutcomeStatus } from './types/index.js';
+import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
+import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
+import type { Outcome, OutcomeErrorCode, OutcomeStatus } from '../protocol/index.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {

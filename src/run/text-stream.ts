@@ -1,5 +1,5 @@
 // The assistant's text as one stream of chunks: deltas as they arrive, plus whatever a whole text block or the final answer adds.
-import type { Outcome, RunEvent } from './types/index.js';
+import type { Outcome, RunEvent } from '../protocol/index.js';
 
 /**
  * Turns run events into the assistant's text, never doubled. A child may stream a text block as

@@ -1,9 +1,9 @@
 // The in-memory driver: a run with no process whose child side a test plays in-process (like MCP's linked pair).
-import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../run/driver.js';
-import { resolveOptions } from '../run/spawn-run.js';
+import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../protocol/driver.js';
+import { resolveOptions } from '../api/spawn-run.js';
 import { SupervisedRun } from '../run/supervised-run.js';
 import type { Usage } from '../wire/index.js';
-import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../run/types/index.js';
+import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
 
 /** A control as the in-memory child received it: its ref (the Ack's `seq`) and the control. */
 export interface ReceivedControl {

@@ -1,6 +1,6 @@
 // testKit(): spawnRun and fakeChild for test suites, with small graces and a check after each test that ends whatever is left.
-import { spawnRun as spawnSupervisedRun } from '../run/spawn-run.js';
-import type { Outcome, Run, RunOptions } from '../run/types/index.js';
+import { spawnRun as spawnSupervisedRun } from '../api/spawn-run.js';
+import type { Outcome, Run, RunOptions } from '../api/types.js';
 import { fakeChild as makeFakeChild, type FakeChild, type FakeChildOptions } from './fen-kit.js';
 import { alivePids, waitUntilGone } from './liveness.js';
 import type { BuiltinScenarioName, Scenario } from './scenario.js';

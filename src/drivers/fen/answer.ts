@@ -3,8 +3,8 @@ import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, open, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import type { Answer } from '../../run/results.js';
-import type { FinalTextFileRefusal, FinalTextRefusalCode } from '../../run/types/index.js';
+import type { Answer } from '../../protocol/results.js';
+import type { FinalTextFileRefusal, FinalTextRefusalCode } from '../../protocol/index.js';
 import type { ResultEvent } from '../../wire/index.js';
 
 /**

@@ -1,9 +1,9 @@
 // Fen's driver: the private channel directory and FEN_WIRE_* env, control lines, and event lines read into run facts.
 import { channelEnv, ControlWriter, createRunDirectory, removeRunDirectory } from '../../channel/index.js';
 import type { ControlPayload, ReaderRejection, RunDirectory } from '../../channel/index.js';
-import type { Control, Driver, DriverContext, FinishReport, Launch, Protocol, SendOutcome } from '../../run/driver.js';
-import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { OutcomeErrorCode, RejectedEvent } from '../../run/types/index.js';
+import type { Control, Driver, DriverContext, FinishReport, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
+import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
+import type { OutcomeErrorCode, RejectedEvent } from '../../protocol/index.js';
 import { createSender, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage, WireControlType, WireEvent } from '../../wire/index.js';
 import { readAnswer } from './answer.js';

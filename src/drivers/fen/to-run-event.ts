@@ -2,7 +2,7 @@
 import { toUsage } from '../../wire/index.js';
 import type { JsonObject, JsonValue, WireEvent } from '../../wire/index.js';
 import { EVENT_SCHEMAS } from '../../wire/schema.js';
-import type { RunEvent, RunEventExtra } from '../../run/types/index.js';
+import type { RunEvent, RunEventExtra } from '../../protocol/index.js';
 import { putExtra } from '../extra-fields.js';
 
 const keyCache = new Map<string, string>();

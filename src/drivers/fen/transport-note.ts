@@ -1,5 +1,5 @@
 // Fen's in-band note of a transport cut, taken out of the agent's text into the event's `transportNote`.
-import type { RunEvent } from '../../run/types/index.js';
+import type { RunEvent } from '../../protocol/index.js';
 
 /**
  * The note Fen's `normalize` appends to a string it cut to the transport bounds, e.g.

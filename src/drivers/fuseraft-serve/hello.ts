@@ -1,5 +1,5 @@
 // fuseraft serve's handshake: the headers a client sends, and the `hello` the daemon answers with (pure).
-import type { ResolvedConnection } from '../../run/resolved-options.js';
+import type { ResolvedConnection } from '../../protocol/resolved-options.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { isObject } from '../fuseraft/frames.js';
 import type { Frame } from '../fuseraft/frames.js';

@@ -1,7 +1,7 @@
 // The fuseraft serve driver: tasks on a running `fuseraft serve` daemon over its WebSocket or Unix socket (hello, user_input -> queued, approvals, result).
-import type { ChildExit } from '../../run/results.js';
-import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
-import type { ResolvedRunOptions } from '../../run/resolved-options.js';
+import type { ChildExit } from '../../protocol/results.js';
+import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
+import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
 import { bridgeDisplayDraft, passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import { checkFrame, FUSERAFT_PROTOCOL_VERSION, stringField } from '../fuseraft/frames.js';
 import type { Frame } from '../fuseraft/frames.js';

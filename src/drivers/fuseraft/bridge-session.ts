@@ -1,7 +1,7 @@
 // One `fuseraft run --bridge` orchestration session: stdout frames to facts and events, cancel to interrupt. Pure.
 import { addUsage } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
-import type { RunEventDraftOf } from '../../run/types/index.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
 import { bridgeDisplayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';

@@ -1,7 +1,7 @@
 // Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
 import { toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
-import type { RunEventDraft, RunEventDraftOf, RunEventExtra } from '../../run/types/index.js';
+import type { RunEventDraft, RunEventDraftOf, RunEventExtra } from '../../protocol/index.js';
 import { putExtra } from '../extra-fields.js';
 import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
 import type { Frame } from './frames.js';

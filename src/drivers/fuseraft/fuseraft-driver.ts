@@ -1,8 +1,8 @@
 // The fuseraft drivers behind the seam: the spawn plan, stdin/stdout plumbing, and session facts to the run core.
-import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../run/driver.js';
-import type { Answer } from '../../run/results.js';
-import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { RejectedEvent, RunEvent } from '../../run/types/index.js';
+import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../protocol/driver.js';
+import type { Answer } from '../../protocol/results.js';
+import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
+import type { RejectedEvent, RunEvent } from '../../protocol/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { LineReceiver } from '../../text/line-splitter.js';
 import type { JsonObject } from '../../wire/index.js';

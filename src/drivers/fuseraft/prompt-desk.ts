@@ -1,7 +1,7 @@
 // Answers fuseraft's approval requests and questions: one caller callback at a time, exactly one response each, in order.
 import type { JsonObject } from '../../wire/index.js';
 import { passthrough } from './event-drafts.js';
-import type { RunEventDraftOf } from '../../run/types/index.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { Frame } from './frames.js';
 import { approves } from '../shared/requests.js';
 import { approvalRequestOf, questionRequestOf } from './prompts.js';

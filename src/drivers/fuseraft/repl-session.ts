@@ -1,7 +1,7 @@
 // One `fuseraft repl --vscode` chat: stdout frames to facts and events, run controls to stdin lines. Pure: no process.
 import { addUsage, advance, decide } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
-import type { RunEventDraftOf } from '../../run/types/index.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
 import { displayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
 import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine, stringField } from './frames.js';
 import type { Frame } from './frames.js';

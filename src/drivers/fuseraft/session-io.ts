@@ -1,6 +1,6 @@
 // What a fuseraft session needs from the process and reports to the run core: its I/O and its facts.
 import type { JsonObject, Usage } from '../../wire/index.js';
-import type { Delivery } from '../../run/types/index.js';
+import type { Delivery } from '../../protocol/index.js';
 import type { EventDraft } from './event-drafts.js';
 import type { LineRejection } from './frames.js';
 

@@ -1,6 +1,6 @@
 // HEP v1 frames (seed 001): one stdout line parsed into a frame, the header check, and each known frame's required fields.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import type { RunEventDraft, RunEventExtra } from '../../run/types/index.js';
+import type { RunEventDraft, RunEventExtra } from '../../protocol/index.js';
 import { putExtra } from '../extra-fields.js';
 
 /** A parsed frame: a JSON object whose `type` is a string. Untrusted: check it with {@link frameErrors}. */

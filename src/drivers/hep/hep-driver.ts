@@ -9,9 +9,9 @@ import type {
   ProcessIO,
   Protocol,
   SendOutcome,
-} from '../../run/driver.js';
-import type { ResolvedRunOptions } from '../../run/resolved-options.js';
-import type { ExitRunEvent, RejectedCode, RunEvent, RunEventDraft, RunEventDraftOf } from '../../run/types/index.js';
+} from '../../protocol/driver.js';
+import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
+import type { ExitRunEvent, RejectedCode, RunEvent, RunEventDraft, RunEventDraftOf } from '../../protocol/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { LineReceiver } from '../../text/line-splitter.js';
 import { addUsage, toUsage } from '../../wire/index.js';

@@ -3,7 +3,7 @@ import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
-import type { RunEventDraftOf } from '../../run/types/index.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
 import { isObject, stringField } from './messages.js';
 import type { MewMessage } from './messages.js';
 

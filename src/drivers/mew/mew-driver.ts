@@ -1,7 +1,7 @@
 // The mew driver behind the seam: the session on the shared daemon channel, the daemon process when spawnRun starts one, facts to the core.
-import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../run/driver.js';
-import type { Answer } from '../../run/results.js';
-import type { ResolvedRunOptions } from '../../run/resolved-options.js';
+import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
+import type { Answer } from '../../protocol/results.js';
+import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
 import type { SessionAnswer } from '../fuseraft/session-io.js';
 import { DaemonChannel } from '../socket/daemon-channel.js';
 import { waitForListener } from './daemon-listener.js';

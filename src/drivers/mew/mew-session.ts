@@ -1,7 +1,7 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
 import { advance, decide } from '../../wire/index.js';
 import type { JsonValue, RunState, Usage } from '../../wire/index.js';
-import type { RunEventDraftOf } from '../../run/types/index.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
 import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';

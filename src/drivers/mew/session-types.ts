@@ -1,6 +1,6 @@
 // What a mew session needs from its connection and reports to the run core: its I/O, its facts, its options.
 import type { Usage } from '../../wire/index.js';
-import type { Delivery } from '../../run/types/index.js';
+import type { Delivery } from '../../protocol/index.js';
 import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';

@@ -1,6 +1,6 @@
 // Public options of spawnRun (RunOptions) and connectRun (ConnectOptions), documented with their defaults.
-import type { ConnectProtocolName, ProtocolName } from '../../drivers/index.js';
-import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
+import type { ConnectProtocolName, ProtocolName } from './registry.js';
+import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
 
 /**
  * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.

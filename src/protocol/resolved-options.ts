@@ -1,5 +1,5 @@
 // The run's options after spawnRun applied the defaults and checked them: what the core and the drivers read.
-import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
+import type { AnswerQuestionCallback, ApproveCallback } from './requests.js';
 
 /** Options after defaults and validation (see spawn-run.ts). */
 export interface ResolvedRunOptions {

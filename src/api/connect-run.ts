@@ -1,11 +1,11 @@
 // connectRun: validates the options of a run on a daemon (where it listens, how to attach) and starts it with its protocol's driver.
-import { CONNECT_PROTOCOLS, connectProtocolNamed } from '../drivers/index.js';
+import { CONNECT_PROTOCOLS, connectProtocolNamed } from './registry.js';
 import { safeTarget } from '../drivers/socket/connection.js';
-import type { Protocol } from './driver.js';
+import type { Protocol } from '../protocol/driver.js';
 import { CONNECT_OPTION_KEYS, refuseNul, refuseUnknownKeys } from './option-checks.js';
-import type { ResolvedConnection, ResolvedRunOptions } from './resolved-options.js';
+import type { ResolvedConnection, ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { CONNECT_DEFAULTS, duration, resolveOptions, startRun, tagCase } from './spawn-run.js';
-import type { ConnectOptions, Run, RunOptions } from './types/index.js';
+import type { ConnectOptions, Run, RunOptions } from './types.js';
 
 export { CONNECT_DEFAULTS };
 

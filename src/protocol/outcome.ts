@@ -1,5 +1,5 @@
 // Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
-import type { Usage } from '../../wire/index.js';
+import type { Usage } from '../wire/index.js';
 
 /** Final status of a run. */
 export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';

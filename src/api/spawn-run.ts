@@ -1,14 +1,14 @@
 // spawnRun: validates the options, applies the defaults and starts a supervised run with its protocol's driver.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { PROTOCOLS, protocolNamed } from '../drivers/index.js';
-import { linkAbortSignal } from './abort-link.js';
-import type { Protocol } from './driver.js';
+import { PROTOCOLS, protocolNamed } from './registry.js';
+import { linkAbortSignal } from '../run/abort-link.js';
+import type { Protocol } from '../protocol/driver.js';
 import { refuseNul, refuseUnknownKeys } from './option-checks.js';
-import type { ResolvedRunOptions } from './resolved-options.js';
-import { MAX_TIMER_MS } from './run-timers.js';
-import { SupervisedRun } from './supervised-run.js';
-import type { Run, RunOptions } from './types/index.js';
+import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
+import { MAX_TIMER_MS } from '../run/run-timers.js';
+import { SupervisedRun } from '../run/supervised-run.js';
+import type { Run, RunOptions } from './types.js';
 
 /** Defaults of the optional durations and sizes. */
 export const RUN_DEFAULTS = {

@@ -1,5 +1,5 @@
 // Public run events: the camelCase RunEvent union every protocol's driver yields, the same for all.
-import type { JsonObject, JsonValue, RejectionCode, Usage } from '../../wire/index.js';
+import type { JsonObject, JsonValue, RejectionCode, Usage } from '../wire/index.js';
 import type { Outcome } from './outcome.js';
 
 /** What happened to an accepted steer or follow-up: the agent saw it, or it was dropped unseen. */

@@ -1,9 +1,9 @@
 // Public Run handle: its methods, listener map, acks and deliveries.
 import type { EventEmitter } from 'eventemitter3';
-import type { RunState, WireControlType } from '../../wire/index.js';
-import type { Delivery, RejectedEvent, RunEvent } from './events.js';
-import type { KillStep } from '../supervised-process.js';
-import type { Outcome } from './outcome.js';
+import type { RunState, WireControlType } from '../wire/index.js';
+import type { Delivery, RejectedEvent, RunEvent } from '../protocol/events.js';
+import type { KillStep } from '../process/supervised-process.js';
+import type { Outcome } from '../protocol/outcome.js';
 
 /**
  * Who sent a control: `task` (the first prompt from `RunOptions.task`), `caller` (a control method),

@@ -81,7 +81,7 @@ let lingerTimer: NodeJS.Timeout | undefined;
 /** Set when the watchdog cannot run here (no /bin/sh, no built reaper): said once, never retried. */
 let unavailable: string | undefined;
 
-/** The built reaper script: dist/run/reaper.js of the package this module belongs to (built or sources). */
+/** The built reaper script: dist/process/reaper.js of the package this module belongs to (built or sources). */
 function reaperScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   for (let dir = here; ; ) {
@@ -89,14 +89,14 @@ function reaperScript(): string {
     if (existsSync(manifest)) {
       try {
         if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'subvisor') {
-          return join(dir, 'dist', 'run', 'reaper.js');
+          return join(dir, 'dist', 'process', 'reaper.js');
         }
       } catch {
         // not a manifest we can read: keep walking up
       }
     }
     const parent = dirname(dir);
-    if (parent === dir) return join(here, 'run', 'reaper.js');
+    if (parent === dir) return join(here, 'process', 'reaper.js');
     dir = parent;
   }
 }

@@ -1,6 +1,6 @@
 // Checks of spawnRun's and connectRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
 import { closestName } from '../text/closest-name.js';
-import type { ConnectOptions, RunOptions } from './types/index.js';
+import type { ConnectOptions, RunOptions } from './types.js';
 
 /** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
 const OPTION_KEYS = Object.keys({

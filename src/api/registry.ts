@@ -1,10 +1,10 @@
 // The protocol registries: every protocol name spawnRun and connectRun accept, and the driver that speaks it.
-import type { Protocol } from '../run/driver.js';
-import { fenProtocol } from './fen/fen-driver.js';
-import { hepProtocol } from './hep/hep-driver.js';
-import { fuseraftBridgeProtocol, fuseraftProtocol } from './fuseraft/fuseraft-driver.js';
-import { fuseraftServeProtocol } from './fuseraft-serve/serve-driver.js';
-import { mewConnectProtocol, mewSpawnProtocol } from './mew/mew-driver.js';
+import type { Protocol } from '../protocol/driver.js';
+import { fenProtocol } from '../drivers/fen/fen-driver.js';
+import { hepProtocol } from '../drivers/hep/hep-driver.js';
+import { fuseraftBridgeProtocol, fuseraftProtocol } from '../drivers/fuseraft/fuseraft-driver.js';
+import { fuseraftServeProtocol } from '../drivers/fuseraft-serve/serve-driver.js';
+import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
