@@ -1,6 +1,6 @@
 // Unit tests of BoundedText, the streamed answer of a fuseraft turn (and a mew one): order, the bound, long answers.
 import { describe, expect, it } from 'vitest';
-import { BoundedText } from '../src/drivers/fuseraft/session-io.js';
+import { BoundedText } from '../src/drivers/shared/session.js';
 
 describe('BoundedText', () => {
   it('keeps every piece in order across its internal joins (an answer of several million characters)', () => {

@@ -1,6 +1,7 @@
 // Unit tests of fuseraft line reading and frame mapping: noise, field checks, pass-through, tool output cap.
 import { describe, expect, it } from 'vitest';
-import { displayDraft, passthrough, usageOf, withExtras } from '../src/drivers/fuseraft/event-drafts.js';
+import { displayDraft, usageOf } from '../src/drivers/fuseraft/event-drafts.js';
+import { passthrough, withExtras } from '../src/drivers/shared/event-drafts.js';
 import { overlongLine, readLine, TOOL_OUTPUT_CAP } from '../src/drivers/fuseraft/frames.js';
 import type { Frame } from '../src/drivers/fuseraft/frames.js';
 

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { openConnection, safeTarget } from '../src/drivers/socket/connection.js';
-import type { Connection, ConnectionEnd, ConnectionOptions } from '../src/drivers/socket/connection.js';
-import type { DaemonFrame, FrameRejection } from '../src/drivers/socket/frame-decoder.js';
+import { openConnection, safeTarget } from '../src/drivers/shared/socket/connection.js';
+import type { Connection, ConnectionEnd, ConnectionOptions } from '../src/drivers/shared/socket/connection.js';
+import type { DaemonFrame, FrameRejection } from '../src/drivers/shared/socket/frame-decoder.js';
 
 interface Recorder {
   opened: boolean;

@@ -5,8 +5,8 @@ import type { WebSocket } from 'ws';
 import type { DriverContext, DriverSink } from '../src/protocol/driver.js';
 import { resolveConnectOptions } from '../src/api/connect-run.js';
 import type { ConnectOptions } from '../src/index.js';
-import { DaemonChannel } from '../src/drivers/socket/daemon-channel.js';
-import type { DaemonProtocolHooks } from '../src/drivers/socket/daemon-channel.js';
+import { DaemonChannel } from '../src/drivers/shared/socket/daemon-channel.js';
+import type { DaemonProtocolHooks } from '../src/drivers/shared/socket/daemon-channel.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 // connectRun: validates the options of a run on a daemon (where it listens, how to attach) and starts it with its protocol's driver.
 import { CONNECT_PROTOCOLS, connectProtocolNamed } from './registry.js';
-import { safeTarget } from '../drivers/socket/connection.js';
+import { safeTarget } from '../drivers/shared/socket/connection.js';
 import type { Protocol } from '../protocol/driver.js';
 import { CONNECT_OPTION_KEYS, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedConnection, ResolvedRunOptions } from '../protocol/resolved-options.js';

@@ -3,7 +3,7 @@ import type { Protocol } from '../protocol/driver.js';
 import { fenProtocol } from '../drivers/fen/fen-driver.js';
 import { hepProtocol } from '../drivers/hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from '../drivers/fuseraft/fuseraft-driver.js';
-import { fuseraftServeProtocol } from '../drivers/fuseraft-serve/serve-driver.js';
+import { fuseraftServeProtocol } from '../drivers/fuseraft/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
 
 /**

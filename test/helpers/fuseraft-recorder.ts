@@ -1,6 +1,6 @@
 // A recording FuseraftIo + SessionFacts pair for the fuseraft session unit tests, with hand-fired timers.
 import type { JsonObject } from '../../src/wire/index.js';
-import type { EventDraft } from '../../src/drivers/fuseraft/event-drafts.js';
+import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
 import type { LineRejection } from '../../src/drivers/fuseraft/frames.js';
 import type { FuseraftIo, SessionFacts } from '../../src/drivers/fuseraft/session-io.js';
 

@@ -1,5 +1,5 @@
 // A recording MewIo + MewFacts pair for the mew session unit tests, with hand-fired timers that know their delays.
-import type { EventDraft } from '../../src/drivers/fuseraft/event-drafts.js';
+import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
 import type { MessageRejection, MewMessage } from '../../src/drivers/mew/messages.js';
 import { MewSession } from '../../src/drivers/mew/mew-session.js';
 import type { MewFacts, MewIo, MewSessionOptions } from '../../src/drivers/mew/session-types.js';

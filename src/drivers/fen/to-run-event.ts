@@ -3,7 +3,7 @@ import { toUsage } from '../../wire/index.js';
 import type { JsonObject, JsonValue, WireEvent } from '../../wire/index.js';
 import { EVENT_SCHEMAS } from '../../wire/schema.js';
 import type { RunEvent, RunEventExtra } from '../../protocol/index.js';
-import { putExtra } from '../extra-fields.js';
+import { putExtra } from '../shared/extra-fields.js';
 
 const keyCache = new Map<string, string>();
 

@@ -2,22 +2,18 @@
 import { addUsage } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import { bridgeDisplayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
-import { FUSERAFT_PROTOCOL_VERSION, isObject, overlongLine, readLine, stringField } from './frames.js';
+import { bridgeDisplayDraft, usageOf } from './event-drafts.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine } from './frames.js';
+import { isObject, stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
 import { PromptDesk } from './prompt-desk.js';
 import type { ApproveCallback } from '../../protocol/requests.js';
 import { describeEnd } from './session-io.js';
-import type {
-  ChildEnd,
-  ControlVerdict,
-  FuseraftControl,
-  FuseraftIo,
-  ProcessEnd,
-  SessionAnswer,
-  SessionFacts,
-} from './session-io.js';
+import type { FuseraftIo, ProcessEnd, SessionFacts } from './session-io.js';
+import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
+import type { Control } from '../../protocol/driver.js';
 
 export interface BridgeSessionOptions {
   approve?: ApproveCallback | undefined;
@@ -218,7 +214,7 @@ export class BridgeSession {
   }
 
   /** Decides and carries out one control of the run core. */
-  send(control: FuseraftControl): ControlVerdict {
+  send(control: Control): ControlVerdict {
     const ref = this.#nextRef++;
     if (this.#gone || this.#state === 'cancelled' || this.#result !== undefined) {
       return { ref, status: 'rejected', reason: this.#cancelled ? 'run is cancelled' : 'the session has ended' };

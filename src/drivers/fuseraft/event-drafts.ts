@@ -1,44 +1,15 @@
-// Maps fuseraft frames to subvisor's RunEvent shapes (before the envelope), keeping unknown fields and types.
+// Maps fuseraft's display frames (repl and bridge) to subvisor's RunEvent shapes, before the envelope.
 import { toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
-import type { RunEventDraft, RunEventDraftOf, RunEventExtra } from '../../protocol/index.js';
-import { putExtra } from '../extra-fields.js';
-import { countField, stringField, TOOL_OUTPUT_CAP } from './frames.js';
+import type { RunEventDraftOf } from '../../protocol/index.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
+import { TOOL_OUTPUT_CAP } from './frames.js';
+import { countField, stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
-
-/** A RunEvent without its envelope (`v`, `seq`, `run`), which whoever publishes it adds. */
-export type EventDraft = RunEventDraft;
-
-
-/**
- * Puts the frame's fields the mapping did not consume (`used`, and the frame's `type`) under the
- * draft's `extra`, as sent: unknown fields pass through, and never clobber a field of the draft.
- */
-export function withExtras<D extends EventDraft>(draft: D, frame: Frame, used: readonly string[]): D {
-  let extra: RunEventExtra | undefined;
-  // for...in over a JSON.parse result sees exactly its own keys, without the array Object.keys makes.
-  for (const key in frame) {
-    if (key === 'type' || used.includes(key)) continue;
-    putExtra((extra ??= {}), key, frame[key]!);
-  }
-  if (extra !== undefined) draft.extra = extra;
-  return draft;
-}
 
 /** The fields the delta frames map (one array for every frame, not one per call). */
 const DELTA_FIELDS = ['text'] as const;
-
-/**
- * A frame with no RunEvent of its own (status, plan, file_changed, title, an unknown type...): an
- * `info` event carrying `nativeType`, with every other field of the frame under `extra`. `text`/`info`/`warning` frames
- * put their text in `summary` too.
- */
-export function passthrough(frame: Frame, summary?: string): RunEventDraftOf<'info'> {
-  const draft: RunEventDraftOf<'info'> = { type: 'info', nativeType: frame.type };
-  const text = summary ?? (['text', 'info', 'warning'].includes(frame.type) ? stringField(frame, 'text') : undefined);
-  if (text !== undefined) draft.summary = text;
-  return withExtras(draft, frame, []);
-}
 
 /** The display frames of `repl --vscode` that map to one RunEvent each; undefined for any other type. */
 export function displayDraft(frame: Frame): EventDraft | undefined {

@@ -1,9 +1,7 @@
 // Reads one fuseraft frame (a stdout line, or a serve message): JSON parsing, the fields the drivers rely on, and typed rejections.
-import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { isKind, isObject, withArticle } from '../json-kinds.js';
-import type { JsonKind } from '../json-kinds.js';
-
-export { isObject };
+import type { JsonValue } from '../../wire/index.js';
+import { isKind, isObject, withArticle } from '../shared/json-kinds.js';
+import type { JsonKind } from '../shared/json-kinds.js';
 
 /** The live-session protocol version this driver speaks (seed 002, "Versioning"). */
 export const FUSERAFT_PROTOCOL_VERSION = 1;
@@ -230,14 +228,4 @@ function fits(value: unknown, rule: FieldRule): boolean {
   return isKind(value, rule.kind) && (rule.oneOf === undefined || rule.oneOf.includes(value as string));
 }
 
-/** A non-negative finite number field of a frame, or undefined (absent, null or invalid). */
-export function countField(frame: JsonObject, name: string): number | undefined {
-  const value = frame[name];
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
 
-/** A string field of a frame, or undefined (absent, null or not a string). */
-export function stringField(frame: JsonObject, name: string): string | undefined {
-  const value = frame[name];
-  return typeof value === 'string' ? value : undefined;
-}

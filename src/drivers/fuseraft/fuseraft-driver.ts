@@ -1,16 +1,16 @@
 // The fuseraft drivers behind the seam: the spawn plan, stdin/stdout plumbing, and session facts to the run core.
 import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../protocol/driver.js';
-import type { Answer } from '../../protocol/results.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
 import type { RejectedEvent, RunEvent } from '../../protocol/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { LineReceiver } from '../../text/line-splitter.js';
 import type { JsonObject } from '../../wire/index.js';
 import { BridgeSession } from './bridge-session.js';
-import type { EventDraft } from './event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
 import type { LineRejection } from './frames.js';
 import { ReplSession } from './repl-session.js';
-import type { FuseraftIo, SessionAnswer, SessionFacts } from './session-io.js';
+import type { FuseraftIo, SessionFacts } from './session-io.js';
+import { answerAfterReturn, forwardFacts } from '../shared/session.js';
 
 /** Which fuseraft transport a driver speaks. */
 type Mode = 'repl' | 'bridge';
@@ -107,12 +107,7 @@ class FuseraftDriver implements Driver {
 
   send(control: Control): SendOutcome {
     const verdict = this.#session.send(control);
-    // The core learns the ref from this return: the answer must come after it.
-    queueMicrotask(() => {
-      const sink = this.#context.sink;
-      sink.ack(verdict.ref, verdict.status, verdict.reason);
-      if (verdict.injected === true) sink.delivery(verdict.ref, 'injected');
-    });
+    answerAfterReturn(this.#context.sink, verdict);
     return { kind: 'sent', ref: verdict.ref };
   }
 
@@ -154,23 +149,10 @@ class FuseraftDriver implements Driver {
   /* ---------------------------------------------------------------------------------------------- */
 
   #facts(): SessionFacts {
-    const sink = () => this.#context.sink;
     return {
-      ready: () => sink().ready(),
-      event: (draft) => sink().event(this.#stamp(draft)),
-      rejected: (rejection, fatal) => this.#rejected(rejection, fatal),
-      ack: (ref, status, reason) => sink().ack(ref, status, reason),
-      delivery: (ref, delivery) => sink().delivery(ref, delivery),
-      turnStarted: (turn) => sink().turnStarted(turn),
       // A bridge turn is one agent's: the session goes on by itself, so the state stays running.
-      turnCompleted: (turn, stopReason, usage) =>
-        sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: this.#mode === 'repl' }),
-      result: (report) =>
-        sink().result({
-          stopReason: report.stopReason,
-          ...(report.usage === undefined ? {} : { usage: report.usage }),
-          answer: Promise.resolve(toAnswer(report.answer, this.#context.options.maxFinalTextBytes)),
-        }),
+      ...forwardFacts(this.#context, (draft) => this.#context.sink.event(this.#stamp(draft)), this.#mode === 'repl'),
+      rejected: (rejection, fatal) => this.#rejected(rejection, fatal),
       ending: () => this.#onEnding(),
     };
   }
@@ -241,11 +223,6 @@ class FuseraftDriver implements Driver {
   }
 }
 
-function toAnswer(answer: SessionAnswer | undefined, maxChars: number): Answer {
-  if (answer === undefined) return { truncated: false };
-  if (!answer.truncated) return { finalText: answer.text, truncated: false };
-  return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
-}
 
 /** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */
 export const fuseraftProtocol: Protocol = {

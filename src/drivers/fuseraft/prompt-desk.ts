@@ -1,26 +1,13 @@
 // Answers fuseraft's approval requests and questions: one caller callback at a time, exactly one response each, in order.
 import type { JsonObject } from '../../wire/index.js';
-import { passthrough } from './event-drafts.js';
+import { passthrough } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { Frame } from './frames.js';
 import { approves } from '../shared/requests.js';
 import { approvalRequestOf, questionRequestOf } from './prompts.js';
 import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from '../../protocol/requests.js';
+import type { DecidedBy } from '../shared/requests.js';
 
-/** Who decided a response: the caller's callback, or one of the driver's safe defaults. */
-export type DecidedBy =
-  /** The callback's answer. */
-  | 'callback'
-  /** No callback was given: deny (approvals) or skip (questions). */
-  | 'no-callback'
-  /** The callback answered `true` for an unknown kind: denied (only 'approve-unknown-kind' approves one). */
-  | 'unknown-kind'
-  /** The callback threw, rejected, or returned something that is not an answer. */
-  | 'callback-error'
-  /** The line was unusable (no kind / no question): denied or skipped without asking. */
-  | 'invalid-request'
-  /** The run is being cancelled or ended: every waiting request is denied or skipped at once. */
-  | 'shutdown';
 
 export interface DeskHandlers {
   protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve';

@@ -2,7 +2,7 @@
 import type { ApprovalBase, ApprovalRequest, QuestionRequest } from '../../protocol/requests.js';
 import type { JsonValue } from '../../wire/index.js';
 import { fieldsOf } from '../shared/requests.js';
-import { stringField } from './frames.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 
 /** Builds the request `approve` receives. A known kind whose documented fields are missing is unknown. */

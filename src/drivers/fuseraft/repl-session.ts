@@ -2,23 +2,20 @@
 import { addUsage, advance, decide } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import { displayDraft, passthrough, usageOf, withExtras } from './event-drafts.js';
-import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine, stringField } from './frames.js';
+import { displayDraft, usageOf } from './event-drafts.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine } from './frames.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
 import { MidTurnInputs } from './mid-turn-inputs.js';
 import { PromptDesk } from './prompt-desk.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
-import { BoundedText, describeEnd } from './session-io.js';
-import type {
-  ChildEnd,
-  ControlVerdict,
-  FuseraftControl,
-  FuseraftIo,
-  ProcessEnd,
-  SessionAnswer,
-  SessionFacts,
-} from './session-io.js';
+import { describeEnd } from './session-io.js';
+import { BoundedText } from '../shared/session.js';
+import type { FuseraftIo, ProcessEnd, SessionFacts } from './session-io.js';
+import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
+import type { Control } from '../../protocol/driver.js';
 
 /** The text of the last turn `finalize` starts when the caller gives no note. */
 export const DEFAULT_FINALIZE_PROMPT =
@@ -308,7 +305,7 @@ export class ReplSession {
   /* ---------------------------------------------------------------------------------------------- */
 
   /** Decides and carries out one control of the run core. */
-  send(control: FuseraftControl): ControlVerdict {
+  send(control: Control): ControlVerdict {
     const ref = this.#nextRef++;
     const decision = decide(this.#state, control.type);
     if (decision.status !== 'accepted') {
@@ -435,6 +432,6 @@ export class ReplSession {
   }
 }
 
-function noteOf(control: FuseraftControl): string {
+function noteOf(control: Control): string {
   return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : DEFAULT_FINALIZE_PROMPT;
 }

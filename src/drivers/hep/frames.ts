@@ -1,7 +1,7 @@
 // HEP v1 frames (seed 001): one stdout line parsed into a frame, the header check, and each known frame's required fields.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import type { RunEventDraft, RunEventExtra } from '../../protocol/index.js';
-import { putExtra } from '../extra-fields.js';
+import { putExtra } from '../shared/extra-fields.js';
 
 /** A parsed frame: a JSON object whose `type` is a string. Untrusted: check it with {@link frameErrors}. */
 export type HepFrame = JsonObject & { type: string };

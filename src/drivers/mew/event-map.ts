@@ -1,10 +1,10 @@
 // Maps mew's streaming messages (provider events, tools, subagents, notices) to subvisor's RunEvent shapes.
 import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
-import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import { isObject, stringField } from './messages.js';
+import { isObject, stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** Messages the seed documents that carry nothing the run acts on: `info` events. */

@@ -1,7 +1,8 @@
 // Attaching to a mew session on each connection: the greeting, the wire-revision check, and when the session is ready.
-import { withExtras } from '../fuseraft/event-drafts.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
-import { MEW_MIN_PROTOCOL_VERSION, stringField } from './messages.js';
+import { withExtras } from '../shared/event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
+import { MEW_MIN_PROTOCOL_VERSION } from './messages.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { MessageRejection, MewMessage } from './messages.js';
 import { versionProblem } from './session-signals.js';
 

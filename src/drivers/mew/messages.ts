@@ -1,9 +1,8 @@
 // mew's wire messages: one WebSocket text message to a checked message with a snake_case tag, and back to text.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { isKind, isObject, withArticle } from '../json-kinds.js';
-import type { JsonKind } from '../json-kinds.js';
+import { isKind, isObject, withArticle } from '../shared/json-kinds.js';
+import type { JsonKind } from '../shared/json-kinds.js';
 
-export { isObject };
 
 /**
  * How outgoing tags are spelled. mew's daemon tags its serde enums in snake_case (`{"type":"submit_prompt"}`);
@@ -168,9 +167,4 @@ export function snakeTag(value: unknown): string | undefined {
   return undefined;
 }
 
-/** A string field, when present and a string. */
-export function stringField(source: JsonObject, name: string): string | undefined {
-  const value = source[name];
-  return typeof value === 'string' ? value : undefined;
-}
 

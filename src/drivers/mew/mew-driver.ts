@@ -1,9 +1,8 @@
 // The mew driver behind the seam: the session on the shared daemon channel, the daemon process when spawnRun starts one, facts to the core.
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
-import type { Answer } from '../../protocol/results.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import type { SessionAnswer } from '../fuseraft/session-io.js';
-import { DaemonChannel } from '../socket/daemon-channel.js';
+import { answerAfterReturn, forwardFacts } from '../shared/session.js';
+import { DaemonChannel } from '../shared/socket/daemon-channel.js';
 import { waitForListener } from './daemon-listener.js';
 import type { ListenerWait } from './daemon-listener.js';
 import { spellTag } from './messages.js';
@@ -78,14 +77,7 @@ class MewDriver implements Driver {
   send(control: Control): SendOutcome {
     if (this.#done) return { kind: 'broken', reason: 'the connection to mew is closed' };
     const verdict = this.#session.send(control);
-    // The core learns the ref from this return: the answer must come after it, and what the control sets off after that.
-    const status = verdict.status;
-    if (status !== undefined) {
-      queueMicrotask(() => {
-        this.#context.sink.ack(verdict.ref, status, verdict.reason);
-        verdict.then?.();
-      });
-    }
+    answerAfterReturn(this.#context.sink, verdict);
     return { kind: 'sent', ref: verdict.ref };
   }
 
@@ -126,19 +118,8 @@ class MewDriver implements Driver {
   #facts(): MewFacts {
     const sink = () => this.#context.sink;
     return {
-      ready: () => sink().ready(),
-      event: (draft) => this.#channel.event(draft),
+      ...forwardFacts(this.#context, (draft) => this.#channel.event(draft)),
       rejected: (rejection) => this.#channel.rejected(rejection),
-      ack: (ref, status, reason) => sink().ack(ref, status, reason),
-      delivery: (ref, delivery) => sink().delivery(ref, delivery),
-      turnStarted: (turn) => sink().turnStarted(turn),
-      turnCompleted: (turn, stopReason, usage) => sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }) }),
-      result: (report) =>
-        sink().result({
-          stopReason: report.stopReason,
-          ...(report.usage === undefined ? {} : { usage: report.usage }),
-          answer: Promise.resolve(toAnswer(report.answer, this.#context.options.maxFinalTextBytes)),
-        }),
       exit: (end) => sink().exit(end),
       fatal: (code, error) => sink().fatal(code, error),
       blocked: (id, what) => sink().blocked(id, what),
@@ -147,11 +128,6 @@ class MewDriver implements Driver {
   }
 }
 
-function toAnswer(answer: SessionAnswer | undefined, maxChars: number): Answer {
-  if (answer === undefined) return { truncated: false };
-  if (!answer.truncated) return { finalText: answer.text, truncated: false };
-  return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
-}
 
 function checkMewOptions(options: ResolvedRunOptions): void {
   const connection = options.connection;

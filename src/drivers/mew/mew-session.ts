@@ -2,17 +2,20 @@
 import { advance, decide } from '../../wire/index.js';
 import type { JsonValue, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import { passthrough, withExtras } from '../fuseraft/event-drafts.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
-import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
+import type { ChildEnd, SessionAnswer } from '../shared/session.js';
 import { NOTICES } from './event-map.js';
 import { Handshake } from './handshake.js';
-import { checkMessage, stringField } from './messages.js';
+import { checkMessage } from './messages.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 import { RequestDesk } from './request-desk.js';
 import { SessionRecord } from './session-record.js';
 import { alertOf, isIdle } from './session-signals.js';
-import type { MewControl, MewFacts, MewFailure, MewIo, MewSessionOptions, MewVerdict } from './session-types.js';
+import type { MewFacts, MewFailure, MewIo, MewSessionOptions } from './session-types.js';
+import type { Control } from '../../protocol/driver.js';
+import type { ControlVerdict } from '../shared/session.js';
 import { receiptOf, refusalOf, Submissions } from './submissions.js';
 import type { Submission } from './submissions.js';
 import { TURN_MESSAGES, TurnStream } from './turn-stream.js';
@@ -316,7 +319,7 @@ export class MewSession {
   /* ---------------------------------------------------------------------------------------------- */
 
   /** Decides and carries out one control of the run core. */
-  send(control: MewControl): MewVerdict {
+  send(control: Control): ControlVerdict {
     const ref = this.#nextRef++;
     const decision = decide(this.#state, control.type);
     if (decision.status !== 'accepted') return { ref, status: decision.status, ...(decision.reason === undefined ? {} : { reason: decision.reason }) };
@@ -420,7 +423,7 @@ export class MewSession {
   }
 }
 
-function noteOf(control: MewControl): string {
+function noteOf(control: Control): string {
   return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : MEW_FINALIZE_PROMPT;
 }
 

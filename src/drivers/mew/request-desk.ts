@@ -1,7 +1,7 @@
 // Answers mew's requests (permissions, plans, goals, questions): one caller callback at a time, at most one response per request; reports those it cannot answer.
-import { passthrough } from '../fuseraft/event-drafts.js';
+import { passthrough } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import type { DecidedBy } from '../fuseraft/prompt-desk.js';
+import type { DecidedBy } from '../shared/requests.js';
 import { approves } from '../shared/requests.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { MewMessage } from './messages.js';

@@ -2,7 +2,7 @@
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { fieldsOf } from '../shared/requests.js';
 import type { ApprovalRequest, QuestionRequest } from '../../protocol/requests.js';
-import { isObject, stringField } from './messages.js';
+import { isObject, stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** A request id as mew sent it: a string (newer builds) or an integer (older builds type it `u64`). */

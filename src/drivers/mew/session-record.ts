@@ -1,7 +1,7 @@
 // What a mew session's turns leave for the run's end: how the last one ended, the answer, the summed usage.
 import { addUsage } from '../../wire/index.js';
 import type { Usage } from '../../wire/index.js';
-import type { ChildEnd, SessionAnswer } from '../fuseraft/session-io.js';
+import type { ChildEnd, SessionAnswer } from '../shared/session.js';
 import type { EndedTurn } from './turn-stream.js';
 
 /** How the last turn (or the last submission) ended. */

@@ -1,5 +1,6 @@
 // Reads what a few mew messages signal: the wire revision of a pong, a turn's end in alerts and activity changes.
-import { MEW_MIN_PROTOCOL_VERSION, isObject, snakeTag, stringField } from './messages.js';
+import { MEW_MIN_PROTOCOL_VERSION, snakeTag } from './messages.js';
+import { isObject, stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** Why a `pong` is refused (a wire revision below 3, or none), or undefined when it is fine. */

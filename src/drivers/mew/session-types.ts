@@ -1,9 +1,6 @@
 // What a mew session needs from its connection and reports to the run core: its I/O, its facts, its options.
-import type { Usage } from '../../wire/index.js';
-import type { Delivery } from '../../protocol/index.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
-import type { ChildEnd, SessionResult } from '../fuseraft/session-io.js';
+import type { ChildEnd, SessionSink } from '../shared/session.js';
 import type { MessageRejection, MewMessage } from './messages.js';
 
 /** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
@@ -19,21 +16,10 @@ export interface MewIo {
 /** Why a session failed in a way the run cannot survive. */
 export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'protocol-error' | 'unknown-session' | 'child-error';
 
-/** Protocol-free facts a session reports (the driver forwards them to the run core); a fact comes before its event. */
-export interface MewFacts {
-  /** The session is attached, the daemon speaks revision 3 or later: controls may come. */
-  ready(): void;
-  event(draft: EventDraft): void;
+/** The facts a mew session reports: the shared ones, and its rejections, its made-up end, fatal failures and blocked requests. */
+export interface MewFacts extends SessionSink {
   /** A message that was not (fully) accepted; the run goes on. */
   rejected(rejection: MessageRejection): void;
-  /** The answer to a control: a `prompt_receipt`, or the session's own decision. */
-  ack(ref: number, status: 'accepted' | 'applied' | 'rejected', reason?: string): void;
-  /** A held follow-up reached mew (its receipt accepted it) or was dropped. */
-  delivery(ref: number, delivery: Delivery): void;
-  turnStarted(turn: number): void;
-  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
-  /** The run's answer, once, when the session ends `done`. */
-  result(report: SessionResult): void;
   /** How the run ended (made up: a daemon session has no exit of its own); the session then detaches. */
   exit(end: ChildEnd): void;
   /** A failure the run cannot survive; the session then detaches. */

@@ -1,5 +1,6 @@
 // The acknowledged submissions of one session: fresh request ids, receipts awaited, and which ones a lost connection made uncertain.
-import { snakeTag, stringField } from './messages.js';
+import { snakeTag } from './messages.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** Why a prompt text was submitted. */

@@ -1,12 +1,13 @@
 // One mew turn at a time: its streamed messages to events, its answer text, usage and stop reason.
 import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import { addUsage } from '../../wire/index.js';
-import { passthrough } from '../fuseraft/event-drafts.js';
-import type { EventDraft } from '../fuseraft/event-drafts.js';
-import { BoundedText } from '../fuseraft/session-io.js';
-import type { SessionAnswer } from '../fuseraft/session-io.js';
+import { passthrough } from '../shared/event-drafts.js';
+import type { EventDraft } from '../shared/event-drafts.js';
+import { BoundedText } from '../shared/session.js';
+import type { SessionAnswer } from '../shared/session.js';
 import { deltaKind, providerDraft, subagentDraft, toolEndDraft, toolNameOf, toolStartDraft, usageOf } from './event-map.js';
-import { isObject, snakeTag, stringField } from './messages.js';
+import { snakeTag } from './messages.js';
+import { isObject, stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** Streaming messages: they belong to a turn (one opens if none is). */

@@ -17,3 +17,18 @@ export function approves(request: ApprovalRequest, answer: unknown): boolean {
   if (answer === 'approve-unknown-kind') return true;
   return answer === true && request.known;
 }
+
+/** Who decided a response: the caller's callback, or one of the driver's safe defaults. */
+export type DecidedBy =
+  /** The callback's answer. */
+  | 'callback'
+  /** No callback was given: deny (approvals) or skip (questions). */
+  | 'no-callback'
+  /** The callback answered `true` for an unknown kind: denied (only 'approve-unknown-kind' approves one). */
+  | 'unknown-kind'
+  /** The callback threw, rejected, or returned something that is not an answer. */
+  | 'callback-error'
+  /** The line was unusable (no kind / no question): denied or skipped without asking. */
+  | 'invalid-request'
+  /** The run is being cancelled or ended: every waiting request is denied or skipped at once. */
+  | 'shutdown';

@@ -4,8 +4,8 @@ import type { NetConnectOpts, Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import type { ConnectionOptions as TlsConnectOptions } from 'node:tls';
 import WebSocket from 'ws';
-import type { JsonObject } from '../../wire/index.js';
-import { LineSplitter } from '../../text/line-splitter.js';
+import type { JsonObject } from '../../../wire/index.js';
+import { LineSplitter } from '../../../text/line-splitter.js';
 import { decodeFrame, overlongFrame } from './frame-decoder.js';
 import type { DaemonFrame, FrameRejection } from './frame-decoder.js';
 

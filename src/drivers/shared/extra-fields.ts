@@ -1,6 +1,6 @@
 // The one rule every driver follows for a child's unknown fields: all of them under the event's `extra`, none lost.
-import type { JsonValue } from '../wire/index.js';
-import type { RunEventExtra } from '../protocol/index.js';
+import type { JsonValue } from '../../wire/index.js';
+import type { RunEventExtra } from '../../protocol/index.js';
 
 /**
  * Adds one unknown field to `extra` as an own data property: a child may send `__proto__`, which a

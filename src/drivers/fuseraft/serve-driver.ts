@@ -2,14 +2,17 @@
 import type { ChildExit } from '../../protocol/results.js';
 import type { Control, Driver, DriverContext, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import { bridgeDisplayDraft, passthrough, withExtras } from '../fuseraft/event-drafts.js';
-import { checkFrame, FUSERAFT_PROTOCOL_VERSION, stringField } from '../fuseraft/frames.js';
-import type { Frame } from '../fuseraft/frames.js';
-import { PromptDesk } from '../fuseraft/prompt-desk.js';
-import { DaemonChannel } from '../socket/daemon-channel.js';
-import type { DaemonFrame } from '../socket/frame-decoder.js';
-import { helloOf, serveHeaders } from './hello.js';
-import type { Hello } from './hello.js';
+import { bridgeDisplayDraft } from './event-drafts.js';
+import { passthrough, withExtras } from '../shared/event-drafts.js';
+import { checkFrame, FUSERAFT_PROTOCOL_VERSION } from './frames.js';
+import { stringField } from '../shared/json-kinds.js';
+import type { Frame } from './frames.js';
+import { PromptDesk } from './prompt-desk.js';
+import { answerAfterReturn } from '../shared/session.js';
+import { DaemonChannel } from '../shared/socket/daemon-channel.js';
+import type { DaemonFrame } from '../shared/socket/frame-decoder.js';
+import { helloOf, serveHeaders } from './serve-hello.js';
+import type { Hello } from './serve-hello.js';
 
 /** Daemon and display messages of seed 002 with no Run API counterpart: they become `info` events. */
 const DOCUMENTED_TYPES = new Set(['agent_starting', 'task_resumed', 'auto_dispatched', 'a2a_call', 'text', 'info', 'warning', 'status', 'retrying']);
@@ -95,13 +98,7 @@ class FuseraftServeDriver implements Driver {
   send(control: Control): SendOutcome {
     const ref = this.#nextRef++;
     const answer = this.#decide(control, ref);
-    if (answer !== undefined) {
-      // The core learns the ref from this return: the answer must come after it.
-      queueMicrotask(() => {
-        this.#context.sink.ack(ref, answer.status, answer.reason);
-        answer.then?.();
-      });
-    }
+    if (answer !== undefined) answerAfterReturn(this.#context.sink, { ref, ...answer });
     return { kind: 'sent', ref };
   }
 

@@ -1,8 +1,8 @@
 // fuseraft serve's handshake: the headers a client sends, and the `hello` the daemon answers with (pure).
 import type { ResolvedConnection } from '../../protocol/resolved-options.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { isObject } from '../fuseraft/frames.js';
-import type { Frame } from '../fuseraft/frames.js';
+import { isObject } from '../shared/json-kinds.js';
+import type { Frame } from './frames.js';
 
 /** A task of this client still queued or running on the daemon (`hello.inFlight`). */
 export interface InFlightTask {

@@ -1,7 +1,7 @@
 // What every daemon driver shares on top of one connection: the run's events and rejections, backpressure, re-attaching within a grace, and how the connection's end ends the run.
-import type { DriverContext } from '../../protocol/driver.js';
-import type { RejectedEvent, RunEvent, RunEventDraft } from '../../protocol/index.js';
-import type { JsonObject } from '../../wire/index.js';
+import type { DriverContext } from '../../../protocol/driver.js';
+import type { RejectedEvent, RunEvent, RunEventDraft } from '../../../protocol/index.js';
+import type { JsonObject } from '../../../wire/index.js';
 import { openConnection, safeTarget } from './connection.js';
 import type { Connection, ConnectionEnd, ConnectionOptions } from './connection.js';
 import type { DaemonFrame, FrameRejection } from './frame-decoder.js';

@@ -1,5 +1,5 @@
-// The JSON kinds a daemon or stdout frame's fields are checked against, shared by the fuseraft and mew frame checks.
-import type { JsonObject } from '../wire/index.js';
+// Reading JSON frames of any driver: the kinds a field is checked against, and typed reads of one field.
+import type { JsonObject } from '../../wire/index.js';
 
 /** The kind of JSON value a frame field must hold. */
 export type JsonKind = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
@@ -30,4 +30,16 @@ export function isKind(value: unknown, kind: JsonKind): boolean {
 /** `a string`, `an integer`...: the kind with its article, for error messages. */
 export function withArticle(kind: JsonKind | 'any'): string {
   return kind === 'integer' || kind === 'object' || kind === 'array' || kind === 'any' ? `an ${kind}` : `a ${kind}`;
+}
+
+/** A string field of a frame, or undefined (absent, null or not a string). */
+export function stringField(frame: JsonObject, name: string): string | undefined {
+  const value = frame[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A count field of a frame: a finite number >= 0, or undefined. */
+export function countField(frame: JsonObject, name: string): number | undefined {
+  const value = frame[name];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }

@@ -1,5 +1,5 @@
 // Decodes one message of a daemon connection (a WebSocket text message or one JSON line) into a typed frame or a typed rejection.
-import type { JsonObject, JsonValue } from '../../wire/index.js';
+import type { JsonObject, JsonValue } from '../../../wire/index.js';
 
 /** A decoded message: a JSON object with a string `type` (every daemon protocol tags its messages so); other fields untrusted. */
 export interface DaemonFrame {
