@@ -45,7 +45,7 @@ export const CONNECT_DEFAULTS = {
  */
 export function spawnRun(options: RunOptions): Run {
   const protocol = protocolOf(options);
-  const resolved = resolveOptions(options);
+  const resolved = resolveOptions(options, protocol);
   protocol.validate(resolved);
   return startRun(resolved, protocol);
 }
@@ -71,11 +71,12 @@ function protocolOf(options: RunOptions): Protocol {
 
 /** Checks `options` exactly as {@link spawnRun} does (throwing the same errors) without starting anything. */
 export function checkRunOptions(options: RunOptions): void {
-  protocolOf(options).validate(resolveOptions(options));
+  const protocol = protocolOf(options);
+  protocol.validate(resolveOptions(options, protocol));
 }
 
 /** Applies the defaults and checks the options every protocol shares. */
-export function resolveOptions(options: RunOptions): ResolvedRunOptions {
+export function resolveOptions(options: RunOptions, protocol?: Protocol): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
   refuseUnknownKeys(options);
   const { command } = options;
@@ -159,18 +160,21 @@ export function resolveOptions(options: RunOptions): ResolvedRunOptions {
     handleParentSignals: options.handleParentSignals ?? true,
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
-    connection: spawnedDaemon(options),
+    connection: spawnedDaemon(options, protocol),
   };
 }
 
-/** mew under spawnRun: where the daemon it starts will listen (the URL is checked by the protocol). */
-function spawnedDaemon(options: RunOptions): ResolvedRunOptions['connection'] {
+/** A protocol that starts a daemon (mew): where the daemon the command starts will listen (the URL is checked by the protocol). */
+function spawnedDaemon(options: RunOptions, protocol: Protocol | undefined): ResolvedRunOptions['connection'] {
   const { url, mewTagCase } = options;
   if (url === undefined && mewTagCase === undefined) return undefined;
-  if (options.protocol !== 'mew') throw new TypeError(`options.${url === undefined ? 'mewTagCase' : 'url'} applies to protocol 'mew' only`);
-  if (url === undefined) throw new TypeError("protocol 'mew' under spawnRun needs options.url: the ws:// address the daemon it starts listens on");
-  if (typeof url !== 'string' || url === '') throw new TypeError('options.url must be a non-empty ws:// URL');
-  refuseNul('url', url);
+  if (protocol?.spawnsDaemon !== true) {
+    const daemons = Object.entries(PROTOCOLS).filter(([, known]) => (known as Protocol).spawnsDaemon === true).map(([name]) => `'${name}'`);
+    // The protocols whose command starts a daemon, from the registry (today 'mew' alone).
+    throw new TypeError(`options.${url === undefined ? 'mewTagCase' : 'url'} applies to protocol ${daemons.join(' or ')} only`);
+  }
+  if (url !== undefined && (typeof url !== 'string' || url === '')) throw new TypeError('options.url must be a non-empty ws:// URL');
+  if (url !== undefined) refuseNul('url', url);
   return {
     url,
     socketPath: undefined,

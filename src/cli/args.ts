@@ -1,5 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
+import { CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
 import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
@@ -14,11 +15,11 @@ export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 /** A protocol supervise speaks: a child's (spawnRun) or a daemon's only (connectRun). */
 export type CliProtocol = ProtocolName | ConnectProtocolName;
 
-/** The child protocols supervise speaks (`--protocol`). */
-export const PROTOCOL_NAMES: readonly CliProtocol[] = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge', 'mew', 'fuseraft-serve'];
-
 /** Protocols of agents that live in a daemon: `--url` (and no command) attaches to one with connectRun. */
-const DAEMON_PROTOCOLS: readonly string[] = ['mew', 'fuseraft-serve'];
+const DAEMON_PROTOCOLS: readonly string[] = Object.keys(CONNECT_PROTOCOLS);
+
+/** The protocols supervise speaks (`--protocol`): every registered one, a child's or a daemon's. */
+export const PROTOCOL_NAMES: readonly CliProtocol[] = [...new Set([...Object.keys(PROTOCOLS), ...DAEMON_PROTOCOLS])] as CliProtocol[];
 
 /** Options only fuseraft serve takes. */
 const SERVE_OPTIONS = ['socket', 'token-file', 'client-id'] as const;

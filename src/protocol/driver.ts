@@ -229,6 +229,11 @@ export interface ProcessExitInfo {
 
 /** A protocol: option checks, and the factory of one driver per run. Registered by name in `src/drivers/index.ts`. */
 export interface Protocol {
+  /**
+   * spawnRun: the command starts a daemon that listens at `RunOptions.url`, and the run is a session on
+   * it (mew). Only such a protocol takes `url` and `mewTagCase` from spawnRun (they become `connection`).
+   */
+  readonly spawnsDaemon?: boolean;
   /** Checks the protocol's own option rules; throws TypeError/RangeError (spawnRun throws it synchronously). */
   validate(options: ResolvedRunOptions): void;
   create(context: DriverContext): Driver;

@@ -1,13 +1,23 @@
 // Worker profiles: checking them, reading a profiles file, and turning a job into run options within a profile's limits.
 import { readFileSync } from 'node:fs';
+import { PROTOCOLS } from '../api/registry.js';
 import { RUN_DEFAULTS } from '../api/spawn-run.js';
+import type { Protocol } from '../protocol/driver.js';
 import type { RunOptions } from '../api/types.js';
 import type { JobData } from './records.js';
 import type { ProfileLimits, WorkerProfile } from './types.js';
 
-const PROTOCOLS = ['fen', 'hep', 'fuseraft', 'fuseraft-bridge'];
 const PROFILE_KEYS = new Set(['command', 'args', 'env', 'protocol', 'cwd', 'limits']);
 const LIMIT_KEYS = new Set(['timeoutMs', 'maxTimeoutMs', 'killGraceMs', 'readyTimeoutMs', 'finalizeGraceMs', 'stallTimeoutMs', 'maxAnswerBytes']);
+
+/**
+ * A profile's protocol: a registered spawnRun protocol whose runs need nothing a profile cannot give
+ * (a protocol whose command starts a daemon also needs that daemon's `url`).
+ */
+function checkProtocol(where: string, profile: Record<string, unknown>): void {
+  const usable = Object.entries(PROTOCOLS).filter(([, protocol]) => (protocol as Protocol).spawnsDaemon !== true).map(([name]) => name);
+  if (!usable.includes(profile['protocol'] as string)) throw new TypeError(`${where}: protocol must be one of ${usable.join(', ')}`);
+}
 
 /** Checks every profile; throws a TypeError naming the profile and the field. */
 export function checkProfiles(profiles: unknown): Record<string, WorkerProfile> {
@@ -33,9 +43,7 @@ function checkProfile(name: string, value: unknown): void {
       throw new TypeError(`${where}: env must be an object of strings`);
     }
   }
-  if (p['protocol'] !== undefined && !PROTOCOLS.includes(p['protocol'] as string)) {
-    throw new TypeError(`${where}: protocol must be one of ${PROTOCOLS.join(', ')}`);
-  }
+  if (p['protocol'] !== undefined) checkProtocol(where, p);
   if (p['cwd'] !== undefined && typeof p['cwd'] !== 'string') throw new TypeError(`${where}: cwd must be a string`);
   if (p['limits'] !== undefined) {
     const limits = p['limits'];

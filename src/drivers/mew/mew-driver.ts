@@ -162,6 +162,7 @@ export const mewConnectProtocol: Protocol = {
  * supervised child listening at `url`, then runs a session on it; the daemon is reaped at the end.
  */
 export const mewSpawnProtocol: Protocol = {
+  spawnsDaemon: true,
   validate(options: ResolvedRunOptions): void {
     checkMewOptions(options);
     if (options.connection?.url === undefined) {
