@@ -1,6 +1,7 @@
 // The run state machine: every (state, control) cell of the seed's table and every (state, internal event).
 import { describe, expect, it } from 'vitest';
-import { advance, decide, INTERNAL_EVENTS, isTerminal, RUN_STATES, WIRE_CONTROL_TYPES } from '../src/wire/index.js';
+import { actOnControl, advance, decide, INTERNAL_EVENTS, isTerminal, RUN_STATES, WIRE_CONTROL_TYPES } from '../src/wire/index.js';
+import type { ControlAction } from '../src/wire/index.js';
 import type { Decision, InternalEvent, RunState, WireControlType } from '../src/wire/index.js';
 
 const CONTROLS: WireControlType[] = ['prompt', 'steer', 'follow-up', 'finalize', 'close', 'cancel'];
@@ -148,4 +149,45 @@ describe('isTerminal', () => {
       expect(isTerminal(state)).toBe(TERMINALS.includes(state));
     });
   }
+});
+
+describe('actOnControl: the one decide-then-act step', () => {
+  /** Runs one control through a recording implementation: what it answered and the order of its steps. */
+  function step(state: RunState, control: WireControlType, veto?: ControlAction) {
+    const log: string[] = [];
+    let now = state;
+    const actions = Object.fromEntries(
+      ['start-turn', 'queue-steer', 'queue-follow-up', 'start-final-turn', 'interrupt-turn', 'close-after-turn', 'finish', 'cancel'].map((action) => [
+        action,
+        () => {
+          log.push(`act ${action} in ${now}`);
+          return `did ${action}`;
+        },
+      ]),
+    ) as Record<ControlAction, () => string>;
+    const result = actOnControl(state, control, {
+      refused: ({ status, reason }) => `${status}${reason === undefined ? '' : `: ${reason}`}`,
+      veto: (action) => (action === veto ? 'vetoed' : undefined),
+      moveTo: (next, action) => {
+        log.push(`move to ${next} for ${action}`);
+        now = next;
+      },
+      actions,
+    });
+    return { result, log, state: now };
+  }
+
+  it('accepted: the state moves first, then the action of the table runs', () => {
+    expect(step('ready', 'prompt')).toEqual({ result: 'did start-turn', log: ['move to running for start-turn', 'act start-turn in running'], state: 'running' });
+    expect(step('running', 'finalize').result).toBe('did interrupt-turn');
+  });
+
+  it('refused: rejected with the table reason, or applied; nothing moves, nothing acts', () => {
+    expect(step('running', 'prompt')).toEqual({ result: 'rejected: a turn is running; send steer or follow-up', log: [], state: 'running' });
+    expect(step('closing', 'close')).toEqual({ result: 'applied', log: [], state: 'closing' });
+  });
+
+  it('vetoed: the protocol refuses an accepted action; nothing moves, nothing acts', () => {
+    expect(step('running', 'steer', 'queue-steer')).toEqual({ result: 'vetoed', log: [], state: 'running' });
+  });
 });

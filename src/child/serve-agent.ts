@@ -1,6 +1,6 @@
 // serveAgent: runs any Agent Handler as a Fen wire child (controls acked before acting, a turn per prompt, result, exit).
 import type { Agent } from '../agent/types.js';
-import { advance, createReceiver, decide, DEFAULT_FINALIZE_NOTE, isTerminal, rejectionAck } from '../wire/index.js';
+import { actOnControl, advance, createReceiver, DEFAULT_FINALIZE_NOTE, isTerminal, rejectionAck } from '../wire/index.js';
 import type { ExitStatus, JsonValue as Json, RunState, WireControl } from '../wire/index.js';
 import { AgentTurn } from './agent-turn.js';
 import type { TurnReport } from './agent-turn.js';
@@ -190,43 +190,42 @@ class ServedRun {
 
   #apply(message: WireControl): void {
     const ref = message.seq;
-    const decision = decide(this.#state, message.type);
-    if (decision.status !== 'accepted') {
-      this.#ack({ status: decision.status, ref, ...(decision.reason === undefined ? {} : { reason: decision.reason }) });
-      return;
-    }
     const text = 'text' in message && typeof message.text === 'string' ? message.text : '';
-    if (decision.action === 'queue-steer' && this.agent.dispatch === undefined) {
-      this.#ack({ status: 'rejected', ref, reason: 'this agent takes no steer while a turn runs (it has no dispatch)' });
-      return;
-    }
-    this.#ack({ status: 'accepted', ref });
-    this.#state = decision.next;
-    switch (decision.action) {
-      case 'start-turn':
-        if (message.type === 'steer' || message.type === 'follow-up') this.#startTurn(text, { kind: message.type, ref });
-        else this.#startTurn(text, { kind: 'prompt' });
-        break;
-      case 'queue-steer':
-        void this.#dispatch('steer', text, ref);
-        break;
-      case 'queue-follow-up':
-        if (this.agent.dispatch !== undefined) void this.#dispatch('follow_up', text, ref);
-        else this.#followUps.push({ seq: ref, text });
-        break;
-      case 'start-final-turn':
-      case 'interrupt-turn':
-        this.#finalNote = message.type === 'finalize' && message.note !== undefined ? message.note : DEFAULT_FINALIZE_NOTE;
-        this.#dropQueued();
-        this.#turn?.interrupt();
-        break;
-      case 'finish':
-      case 'cancel':
-        void this.#finish();
-        break;
-      default:
-        break; // close-after-turn: the end of the turn finishes the run
-    }
+    const interrupt = () => {
+      this.#finalNote = message.type === 'finalize' && message.note !== undefined ? message.note : DEFAULT_FINALIZE_NOTE;
+      this.#dropQueued();
+      this.#turn?.interrupt();
+    };
+    // A vetoed control was answered by the veto itself (`true`).
+    actOnControl<true | void>(this.#state, message.type, {
+      refused: ({ status, reason }) => this.#ack({ status, ref, ...(reason === undefined ? {} : { reason }) }),
+      veto: (action) => {
+        if (action !== 'queue-steer' || this.agent.dispatch !== undefined) return undefined;
+        this.#ack({ status: 'rejected', ref, reason: 'this agent takes no steer while a turn runs (it has no dispatch)' });
+        return true;
+      },
+      moveTo: (next) => {
+        this.#ack({ status: 'accepted', ref });
+        this.#state = next;
+      },
+      actions: {
+        'start-turn': () => {
+          if (message.type === 'steer' || message.type === 'follow-up') this.#startTurn(text, { kind: message.type, ref });
+          else this.#startTurn(text, { kind: 'prompt' });
+        },
+        'queue-steer': () => void this.#dispatch('steer', text, ref),
+        'queue-follow-up': () => {
+          if (this.agent.dispatch !== undefined) void this.#dispatch('follow_up', text, ref);
+          else this.#followUps.push({ seq: ref, text });
+        },
+        'start-final-turn': interrupt,
+        'interrupt-turn': interrupt,
+        finish: () => void this.#finish(),
+        cancel: () => void this.#finish(),
+        // The end of the turn finishes the run.
+        'close-after-turn': () => undefined,
+      },
+    });
   }
 
   /** A steer or follow-up for the running turn goes to the agent's control plane: injected when it takes it. */

@@ -120,6 +120,37 @@ export function decide(state: RunState, control: WireControlType | string): Deci
   return { ...entry };
 }
 
+/** The answer a refused control gets in {@link actOnControl}: the table's rejection or `applied`. */
+export type RefusedDecision = Decision & { status: 'rejected' | 'applied' };
+
+/** How one implementation of the table carries out a control (see {@link actOnControl}). */
+export interface ControlActions<R> {
+  /** The answer to a control the table rejects or finds already applied: the state stays. */
+  refused(decision: RefusedDecision): R;
+  /** Asked once the table accepted, before the state moves: an answer refuses the control after all (a protocol that cannot carry it). */
+  veto?(action: ControlAction): R | undefined;
+  /** The state moves to the table's next state (for `action`), before the action runs. */
+  moveTo(next: RunState, action: ControlAction): void;
+  /** What each accepted action does. */
+  actions: Readonly<Record<ControlAction, () => R>>;
+}
+
+/**
+ * The one decide-then-act step of every implementation of the table (the child SDK, the fake child, the
+ * fuseraft and mew sessions): the table decides, a refusal is answered, an accepted control may still be
+ * vetoed by the protocol, else the state moves and the action's handler runs. They cannot differ on the
+ * decision, only on what each action means for their transport.
+ */
+export function actOnControl<R>(state: RunState, control: WireControlType, how: ControlActions<R>): R {
+  const decision = decide(state, control);
+  if (decision.status !== 'accepted') return how.refused(decision as RefusedDecision);
+  const action = decision.action!;
+  const vetoed = how.veto?.(action);
+  if (vetoed !== undefined) return vetoed;
+  how.moveTo(decision.next, action);
+  return how.actions[action]();
+}
+
 /**
  * Moves a run on an internal event (the facts file's second table). `started` readies a starting run;
  * `turn-done` returns running to ready, finishes a closing run and, in finalizing, is the interrupted

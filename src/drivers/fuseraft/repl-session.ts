@@ -1,5 +1,5 @@
 // One `fuseraft repl --vscode` chat: stdout frames to facts and events, run controls to stdin lines. Pure: no process.
-import { addUsage, advance, decide } from '../../wire/index.js';
+import { actOnControl, addUsage, advance, decide } from '../../wire/index.js';
 import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { displayDraft, usageOf } from './event-drafts.js';
@@ -307,52 +307,57 @@ export class ReplSession {
   /** Decides and carries out one control of the run core. */
   send(control: Control): ControlVerdict {
     const ref = this.#nextRef++;
-    const decision = decide(this.#state, control.type);
-    if (decision.status !== 'accepted') {
-      return decision.reason === undefined ? { ref, status: decision.status } : { ref, status: decision.status, reason: decision.reason };
-    }
-    this.#state = decision.next;
-    switch (decision.action) {
-      case 'start-turn': {
-        const text = (control as { text: string }).text;
-        if (this.#inputs.expectingCarriedTurn || this.#awaitingTurn) {
-          // fuseraft is about to start a turn of its own: this text would become a mid-turn message.
-          this.#inputs.hold({ ref: control.type === 'prompt' ? undefined : ref, text });
-          return { ref, status: 'accepted' };
-        }
-        this.#startTurn(text, undefined);
-        return control.type === 'prompt' ? { ref, status: 'accepted' } : { ref, status: 'accepted', injected: true };
-      }
-      case 'queue-steer':
-        this.#write({ type: 'user_input', text: (control as { text: string }).text });
-        this.#inputs.steerSent(ref);
-        return { ref, status: 'accepted' };
-      case 'queue-follow-up':
-        this.#inputs.hold({ ref, text: (control as { text: string }).text });
-        return { ref, status: 'accepted' };
-      case 'start-final-turn':
-        this.#finalize = 'final-turn';
-        this.#finalNote = noteOf(control);
-        this.#startTurn(this.#finalNote, undefined);
-        return { ref, status: 'accepted' };
-      case 'interrupt-turn':
-        this.#finalize = 'interrupting';
-        this.#finalNote = noteOf(control);
-        this.#inputs.dropHeld('the run is finalizing');
-        this.#interrupter.interrupt(!this.#inputEnded);
-        return { ref, status: 'accepted' };
-      case 'close-after-turn':
-        this.#inputs.dropHeld('the run is closing');
-        return { ref, status: 'accepted' };
-      case 'finish':
-        this.#endInput();
-        return { ref, status: 'accepted' };
-      case 'cancel':
-        this.#cancel();
-        return { ref, status: 'accepted' };
-      default:
-        return { ref, status: 'accepted' };
-    }
+    const text = 'text' in control ? control.text : '';
+    const accepted: ControlVerdict = { ref, status: 'accepted' };
+    return actOnControl(this.#state, control.type, {
+      refused: ({ status, reason }) => (reason === undefined ? { ref, status } : { ref, status, reason }),
+      moveTo: (next) => (this.#state = next),
+      actions: {
+        'start-turn': () => {
+          if (this.#inputs.expectingCarriedTurn || this.#awaitingTurn) {
+            // fuseraft is about to start a turn of its own: this text would become a mid-turn message.
+            this.#inputs.hold({ ref: control.type === 'prompt' ? undefined : ref, text });
+            return accepted;
+          }
+          this.#startTurn(text, undefined);
+          return control.type === 'prompt' ? accepted : { ...accepted, injected: true };
+        },
+        'queue-steer': () => {
+          this.#write({ type: 'user_input', text });
+          this.#inputs.steerSent(ref);
+          return accepted;
+        },
+        'queue-follow-up': () => {
+          this.#inputs.hold({ ref, text });
+          return accepted;
+        },
+        'start-final-turn': () => {
+          this.#finalize = 'final-turn';
+          this.#finalNote = noteOf(control);
+          this.#startTurn(this.#finalNote, undefined);
+          return accepted;
+        },
+        'interrupt-turn': () => {
+          this.#finalize = 'interrupting';
+          this.#finalNote = noteOf(control);
+          this.#inputs.dropHeld('the run is finalizing');
+          this.#interrupter.interrupt(!this.#inputEnded);
+          return accepted;
+        },
+        'close-after-turn': () => {
+          this.#inputs.dropHeld('the run is closing');
+          return accepted;
+        },
+        finish: () => {
+          this.#endInput();
+          return accepted;
+        },
+        cancel: () => {
+          this.#cancel();
+          return accepted;
+        },
+      },
+    });
   }
 
   /** Cancel: answer pending prompts (fuseraft reads nothing else while one waits), interrupt, end stdin. */

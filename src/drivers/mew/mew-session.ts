@@ -1,5 +1,5 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
-import { advance, decide } from '../../wire/index.js';
+import { actOnControl, advance, decide } from '../../wire/index.js';
 import type { JsonValue, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
@@ -321,39 +321,49 @@ export class MewSession {
   /** Decides and carries out one control of the run core. */
   send(control: Control): ControlVerdict {
     const ref = this.#nextRef++;
-    const decision = decide(this.#state, control.type);
-    if (decision.status !== 'accepted') return { ref, status: decision.status, ...(decision.reason === undefined ? {} : { reason: decision.reason }) };
-    if (decision.action === 'queue-steer') return { ref, status: 'rejected', reason: STEER_REFUSAL };
-    if (this.#phase !== 'open' && decision.action !== 'cancel' && decision.action !== 'finish') {
-      return { ref, status: 'rejected', reason: 'the connection to mew is being re-opened; try again once it is back' };
-    }
-    this.#state = decision.next;
-    switch (decision.action) {
-      case 'start-turn':
-        this.#submit((control as { text: string }).text, 'prompt', ref);
-        return { ref };
-      case 'queue-follow-up':
-        this.#held.push({ ref, text: (control as { text: string }).text });
-        return { ref, status: 'accepted' };
-      case 'start-final-turn':
-        this.#finalize = 'final-turn';
-        this.#finalNote = noteOf(control);
-        this.#submit(this.#finalNote, 'final', undefined);
-        return { ref, status: 'accepted' };
-      case 'interrupt-turn':
-        this.#finalize = 'interrupting';
-        this.#finalNote = noteOf(control);
-        this.#dropHeld();
-        this.#io.send({ type: 'cancel' });
-        return { ref, status: 'accepted' };
-      case 'close-after-turn':
-        this.#dropHeld();
-        return { ref, status: 'accepted' };
-      case 'finish':
-        return { ref, status: 'accepted', then: () => this.#end(this.#record.endOf(this.#finalize !== 'none')) };
-      default:
-        return { ref, status: 'accepted', then: () => this.#cancel() };
-    }
+    const text = 'text' in control ? control.text : '';
+    const accepted: ControlVerdict = { ref, status: 'accepted' };
+    return actOnControl(this.#state, control.type, {
+      refused: ({ status, reason }) => ({ ref, status, ...(reason === undefined ? {} : { reason }) }),
+      veto: (action) => {
+        if (action === 'queue-steer') return { ref, status: 'rejected', reason: STEER_REFUSAL };
+        if (this.#phase !== 'open' && action !== 'cancel' && action !== 'finish') {
+          return { ref, status: 'rejected', reason: 'the connection to mew is being re-opened; try again once it is back' };
+        }
+        return undefined;
+      },
+      moveTo: (next) => (this.#state = next),
+      actions: {
+        'start-turn': () => {
+          this.#submit(text, 'prompt', ref);
+          return { ref }; // mew's prompt_receipt answers it
+        },
+        'queue-steer': () => ({ ref, status: 'rejected', reason: STEER_REFUSAL }), // vetoed above
+        'queue-follow-up': () => {
+          this.#held.push({ ref, text });
+          return accepted;
+        },
+        'start-final-turn': () => {
+          this.#finalize = 'final-turn';
+          this.#finalNote = noteOf(control);
+          this.#submit(this.#finalNote, 'final', undefined);
+          return accepted;
+        },
+        'interrupt-turn': () => {
+          this.#finalize = 'interrupting';
+          this.#finalNote = noteOf(control);
+          this.#dropHeld();
+          this.#io.send({ type: 'cancel' });
+          return accepted;
+        },
+        'close-after-turn': () => {
+          this.#dropHeld();
+          return accepted;
+        },
+        finish: () => ({ ...accepted, then: () => this.#end(this.#record.endOf(this.#finalize !== 'none')) }),
+        cancel: () => ({ ...accepted, then: () => this.#cancel() }),
+      },
+    });
   }
 
   /** Cancel: deny what waits for an answer, cancel mew's turn when one may run, then detach. */

@@ -1,8 +1,8 @@
 // The fake child's run: Fen's child state machine (controls, queues, turns, finalize, exit) driven by a scenario.
 import {
+  actOnControl,
   advance,
   createReceiver,
-  decide,
   DEFAULT_FINALIZE_NOTE,
   isTerminal,
   MAX_LINE_BYTES,
@@ -213,44 +213,48 @@ export class FakeChildRun {
   }
 
   private applyControl(raw: string, message: WireControl): void {
-    const decision = decide(this.state, message.type);
     const ref = message.seq;
-    if (decision.status !== 'accepted') {
-      const ack = { status: decision.status, ref, ...(decision.reason === undefined ? {} : { reason: decision.reason }) };
-      const rejection = decision.status === 'rejected' ? { rejection: { code: 'state' as const, reason: decision.reason ?? '' } } : {};
-      return this.answer({ raw, message, ...rejection, action: decision.status }, ack);
-    }
     const ack = { status: 'accepted' as const, ref };
-    if ((message.type === 'cancel' || message.type === 'close') && this.ignored.has(message.type)) {
-      return this.answer({ raw, message, action: `ignored ${message.type}` }, ack);
-    }
-    this.answer({ raw, message, action: decision.action ?? 'accepted' }, ack, decision.next);
     const text = 'text' in message && typeof message.text === 'string' ? message.text : '';
-    switch (decision.action) {
-      case 'start-turn':
-        if (message.type === 'steer' || message.type === 'follow-up') this.startTurn(text, { kind: message.type, ref });
-        else this.startTurn(text, { kind: 'prompt' });
-        break;
-      case 'queue-steer':
-        this.steers.push({ seq: ref, text });
-        break;
-      case 'queue-follow-up':
-        this.followUps.push({ seq: ref, text });
-        break;
-      case 'start-final-turn':
-      case 'interrupt-turn':
-        if (message.type === 'finalize' && message.note !== undefined) this.finalizeNote = message.note;
-        this.dropQueued();
-        if (this.ignored.has('finalize')) {
-          this.finalizeIgnored = true;
-          this.note('ignored finalize');
-        } else if (this.turn !== undefined) {
-          this.turn.interrupted = true;
-        }
-        break;
-      default:
-        break;
-    }
+    const interrupt = () => {
+      if (message.type === 'finalize' && message.note !== undefined) this.finalizeNote = message.note;
+      this.dropQueued();
+      if (this.ignored.has('finalize')) {
+        this.finalizeIgnored = true;
+        this.note('ignored finalize');
+      } else if (this.turn !== undefined) {
+        this.turn.interrupted = true;
+      }
+    };
+    const none = () => undefined;
+    // A vetoed control was answered by the veto itself (`true`).
+    actOnControl<true | void>(this.state, message.type, {
+      refused: ({ status, reason }) => {
+        const refusedAck = { status, ref, ...(reason === undefined ? {} : { reason }) };
+        const rejection = status === 'rejected' ? { rejection: { code: 'state' as const, reason: reason ?? '' } } : {};
+        this.answer({ raw, message, ...rejection, action: status }, refusedAck);
+      },
+      // An ignored cancel or close is acked accepted, and the run goes on as if it never came.
+      veto: () => {
+        if ((message.type !== 'cancel' && message.type !== 'close') || !this.ignored.has(message.type)) return undefined;
+        this.answer({ raw, message, action: `ignored ${message.type}` }, ack);
+        return true;
+      },
+      moveTo: (next, action) => this.answer({ raw, message, action }, ack, next),
+      actions: {
+        'start-turn': () => {
+          if (message.type === 'steer' || message.type === 'follow-up') this.startTurn(text, { kind: message.type, ref });
+          else this.startTurn(text, { kind: 'prompt' });
+        },
+        'queue-steer': () => void this.steers.push({ seq: ref, text }),
+        'queue-follow-up': () => void this.followUps.push({ seq: ref, text }),
+        'start-final-turn': interrupt,
+        'interrupt-turn': interrupt,
+        'close-after-turn': none,
+        finish: none,
+        cancel: none,
+      },
+    });
   }
 
   /** Records the control line with the state it leaves, moves there, then writes its ack (unless acking stopped). */
