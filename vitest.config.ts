@@ -14,7 +14,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT_FILES = [
   'agent-mapping', 'architecture', 'channel-files', 'channel-grid-ticker', 'channel-tail', 'channel-wake-governor',
   'cli-approval-policy', 'connect-options', 'event-types', 'fen-event-conversion', 'fen-transport-note', 'fuseraft-bounded-text',
-  'fuseraft-bridge-session', 'fuseraft-frames', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames',
+  'fuseraft-bridge-session', 'fuseraft-frames', 'hep-session', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames',
   'line-splitter', 'mew-fake-daemon', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure',
   'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'run-timers', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
   'wire-properties', 'wire-sequence', 'wire-state',

@@ -1,4 +1,4 @@
-// Fa's HEP v1 driver: `command args -p <task>`, frames read from stdout as a stream, mapped to run facts and events.
+// Fa's HEP v1 driver: `command args -p <task>`, stdout lines to the pure session, cancel as SIGINT, the exit code at the end.
 import type { Readable } from 'node:stream';
 import type {
   Control,
@@ -11,26 +11,9 @@ import type {
   SendOutcome,
 } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import type { ExitRunEvent, RejectedCode, RunEvent, RunEventDraft, RunEventDraftOf } from '../../protocol/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import type { LineReceiver } from '../../text/line-splitter.js';
-import { addUsage, toUsage } from '../../wire/index.js';
-import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
-import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
-import type { HepFrame } from './frames.js';
-
-/** Exit codes of `fa` (seed 001 and its code): 0 ok, 1 provider error, 64 usage error, 130 cancelled. */
-const EXIT_OK = 0;
-const EXIT_PROVIDER_ERROR = 1;
-const EXIT_USAGE = 64;
-const EXIT_CANCELLED = 130;
-
-/** The frame fields each mapping reads itself (the rest are the event's extras). */
-const NONE: readonly string[] = [];
-const TURN_ID: readonly string[] = ['turn_id'];
-const DELTA_FIELDS: readonly string[] = ['turn_id', 'delta'];
-const TOOL_START_FIELDS: readonly string[] = ['turn_id', 'id', 'name', 'args_summary', 'args'];
-const TURN_ERROR_FIELDS: readonly string[] = ['turn_id', 'error'];
+import { HepSession } from './hep-session.js';
 
 /** Why each control HEP cannot carry is refused (its Ack is `rejected` with this reason). */
 const UNSUPPORTED: Record<Exclude<Control['type'], 'cancel'>, string> = {
@@ -41,14 +24,9 @@ const UNSUPPORTED: Record<Exclude<Control['type'], 'cancel'>, string> = {
   close: 'HEP has no close: the child ends by itself after its prompt; cancel() stops it',
 };
 
-/** How the last round of the run ended (its terminal frame). */
-type Terminal = 'done' | 'error' | 'cancelled';
-
 /**
- * A `fa --output events` child. stdout carries only HEP frames, one JSON object per line; the first
- * must be `hep_header` v1. stderr is the output tail. A HEP turn is one LLM round: the answer is the
- * `message` of the last `turn_done`, usage is summed over the rounds, and the exit code says how the
- * run ended. `cancel` is SIGINT; the other controls are answered `rejected` (one process per prompt).
+ * A `fa --output events` child: its stdout lines go to the pure {@link HepSession}, stderr is the output
+ * tail. `cancel` is SIGINT; the other controls are answered `rejected` (one process per prompt).
  */
 export class HepDriver implements Driver {
   readonly closeWhenIdle = false;
@@ -56,38 +34,26 @@ export class HepDriver implements Driver {
   readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #splitter: LineSplitter;
+  readonly #session: HepSession;
   /** Where the splitter hands each stdout line (one object for the run, not one per line). */
-  readonly #lines: LineReceiver = {
-    line: (text) => this.#line(text),
-    tooLong: (_lineNumber, limit) => this.#tooLong(limit),
-  };
+  readonly #lines: LineReceiver;
   #io: ProcessIO | undefined;
   #stdoutClosed: Promise<void> = Promise.resolve();
-  #nextRef = 1;
-  #taskRef: number | undefined;
-  #seq = 0;
-  /** After a fatal header problem nothing more is interpreted. */
-  #stopped = false;
-  #headerSeen = false;
-  /** The highest round announced with turn-started. */
-  #openedTurn = 0;
-  /** The highest round ended by its terminal frame (turn_done, turn_error, cancelled). */
-  #closedTurn = 0;
-  #lastTurnDone: { seq: number; message: string; stopReason: string } | undefined;
-  #terminal: Terminal | undefined;
-  #turnError: string | undefined;
-  /** The rounds' usage summed (HEP's result has none of its own); undefined until a round reports some. */
-  #usage: Usage | undefined;
-  #skippedFrames = 0;
+  /** The task is ref 1; the controls sent later count on from 2. */
+  #nextRef = 2;
 
   constructor(context: DriverContext) {
     this.#context = context;
     this.#splitter = new LineSplitter(context.options.maxFrameBytes);
+    this.#session = new HepSession(context.sink, context.runId, 1);
+    this.#lines = {
+      line: (text) => this.#session.line(text),
+      tooLong: (_lineNumber, limit) => this.#session.tooLong(limit),
+    };
   }
 
   launch(): Launch {
     const { options } = this.#context;
-    this.#taskRef = this.#nextRef++;
     return {
       process: {
         command: options.command,
@@ -96,7 +62,7 @@ export class HepDriver implements Driver {
         stdin: 'ignore',
         stdout: 'driver',
       },
-      taskRef: this.#taskRef,
+      taskRef: 1,
     };
   }
 
@@ -115,13 +81,16 @@ export class HepDriver implements Driver {
 
   send(control: Control): SendOutcome {
     const ref = this.#nextRef++;
+    let answer: [status: 'accepted' | 'rejected', reason: string | undefined];
     if (control.type === 'cancel') {
       // HEP's cancel is SIGINT: fa writes `cancelled` and exits 130.
       const delivered = this.#io?.signal('SIGINT') ?? false;
-      this.#answerLater(ref, delivered ? 'accepted' : 'rejected', delivered ? undefined : 'the child has already exited');
+      answer = delivered ? ['accepted', undefined] : ['rejected', 'the child has already exited'];
     } else {
-      this.#answerLater(ref, 'rejected', UNSUPPORTED[control.type]);
+      answer = ['rejected', UNSUPPORTED[control.type]];
     }
+    // Never before `send` returned the ref the answer names.
+    queueMicrotask(() => this.#session.answer(ref, ...answer));
     return { kind: 'sent', ref };
   }
 
@@ -135,11 +104,7 @@ export class HepDriver implements Driver {
     // The pipe may still hold the last frames: read until every writer closed it (the core's reap closes it at the latest).
     this.#io?.stdout?.resume();
     await this.#stdoutClosed;
-    const unterminated = this.#splitter.finish();
-    if (unterminated !== undefined && !this.#stopped) {
-      this.#reject(++this.#seq, 'malformed', `stdout ended inside a frame (${Buffer.byteLength(unterminated)} bytes without a newline)`);
-    }
-    this.#reportEnd(exit);
+    this.#session.end(this.#splitter.finish(), exit);
   }
 
   disconnect(): void {
@@ -148,276 +113,6 @@ export class HepDriver implements Driver {
 
   dispose(): void {
     this.#io?.stdout?.destroy();
-  }
-
-  /* ---------------------------------------------------------------------------------------------- */
-  /* Frames                                                                                         */
-  /* ---------------------------------------------------------------------------------------------- */
-
-  #tooLong(limit: number): void {
-    if (this.#stopped) return;
-    this.#skippedFrames++;
-    this.#reject(++this.#seq, 'too-large', `a stdout line reached ${limit} bytes (maxFrameBytes) before its newline; skipped`);
-  }
-
-  #line(text: string): void {
-    if (this.#stopped) return;
-    const seq = ++this.#seq;
-    if (!this.#headerSeen) {
-      this.#header(text, seq);
-      return;
-    }
-    const parsed = parseLine(text);
-    if (!parsed.ok) {
-      this.#reject(seq, parsed.code, parsed.reason);
-      return;
-    }
-    const frame = parsed.frame;
-    if (frame.type === 'hep_header') {
-      this.#reject(seq, 'out-of-order', 'a second hep_header; ignored', frame.type);
-      return;
-    }
-    if (!isKnownFrame(frame.type)) {
-      // HEP v1 only grows: a frame type this driver does not know is delivered raw, never dropped.
-      this.#publish({ type: 'passthrough', protocol: 'hep', frame }, seq);
-      return;
-    }
-    const errors = frameErrors(frame);
-    if (errors.length > 0) {
-      this.#reject(seq, 'invalid-payload', `a ${frame.type} frame with invalid fields`, frame.type, [...errors]);
-      return;
-    }
-    this.#frame(frame, seq);
-  }
-
-  #header(text: string, seq: number): void {
-    const problem = headerProblem(text);
-    if (problem !== undefined) {
-      this.#stopped = true;
-      const code = problem.code === 'version-mismatch' ? 'version-mismatch' : 'protocol-error';
-      this.#context.sink.fatal(code, `protocol failure (${code}): ${problem.reason}`);
-      this.#reject(seq, problem.code === 'version-mismatch' ? 'version-mismatch' : 'invalid', problem.reason, undefined, undefined, true);
-      return;
-    }
-    this.#headerSeen = true;
-    const frame = (parseLine(text) as { frame: HepFrame }).frame;
-    this.#context.sink.ready();
-    this.#publish(addExtras({ type: 'ready', protocol: 'hep' }, frame, NONE), seq);
-  }
-
-  #frame(frame: HepFrame, seq: number): void {
-    const sink = this.#context.sink;
-    const turn = frame['turn_id'] as number;
-    switch (frame.type) {
-      case 'agent_start':
-        if (this.#taskRef !== undefined) {
-          // The run began with the task: that is the task prompt's (made-up) acceptance.
-          sink.ack(this.#taskRef, 'accepted');
-          this.#publish({ type: 'control-ack', status: 'accepted', ref: this.#taskRef }, seq);
-          this.#taskRef = undefined;
-        }
-        this.#openRound(turn, seq, frame, TURN_ID);
-        return;
-      case 'message_start':
-        this.#openRound(turn, seq);
-        this.#publish(addExtras({ type: 'llm-start' }, frame, TURN_ID), seq);
-        return;
-      case 'message_delta':
-        this.#openRound(turn, seq);
-        this.#publish(addExtras({ type: 'assistant-text-delta', delta: frame['delta'] as string }, frame, DELTA_FIELDS), seq);
-        return;
-      case 'tool_start': {
-        this.#openRound(turn, seq);
-        const args = frame['args_summary'] ?? frame['args'];
-        const call: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['name'] as string, id: frame['id'] as string };
-        if (args !== undefined) call.arguments = args;
-        if (isBounded(args)) call.transportTruncated = true;
-        this.#publish(addExtras(call, frame, TOOL_START_FIELDS), seq);
-        return;
-      }
-      case 'turn_done':
-        this.#turnDone(frame, turn, seq);
-        return;
-      case 'turn_error':
-        this.#terminal = 'error';
-        this.#turnError = frame['error'] as string;
-        this.#publish(addExtras({ type: 'error', error: this.#turnError, source: 'provider' }, frame, TURN_ERROR_FIELDS), seq);
-        this.#closeRound(turn, 'error', undefined, seq);
-        return;
-      case 'cancelled':
-        this.#terminal = 'cancelled';
-        this.#closeRound(turn, 'aborted', undefined, seq);
-        return;
-      default:
-        // tool_delta, tool_liveness, compaction_start/end: progress notices.
-        this.#publish(addExtras({ type: 'info', summary: summaryOf(frame), hepType: frame.type }, frame, NONE), seq);
-    }
-  }
-
-  #turnDone(frame: HepFrame, turn: number, seq: number): void {
-    this.#openRound(turn, seq);
-    for (const item of frame['tool_results'] as JsonValue[]) {
-      if (typeof item !== 'object' || item === null || Array.isArray(item) || typeof item['name'] !== 'string') {
-        this.#reject(seq, 'invalid-payload', 'a turn_done tool result that is not an object with a string name; skipped', frame.type);
-        continue;
-      }
-      const text = item['text'];
-      this.#publish(
-        {
-          type: 'tool-result',
-          name: item['name'],
-          isError: item['ok'] !== true,
-          ...(typeof item['id'] === 'string' ? { id: item['id'], toolCallId: item['id'] } : {}),
-          ...(text === undefined ? {} : { result: text }),
-          ...(isBounded(text) ? { transportTruncated: true } : {}),
-        },
-        seq,
-      );
-    }
-    const reported = frame['usage'] as JsonObject | undefined;
-    const usage = reported === undefined ? undefined : toUsage(reported);
-    if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
-    this.#terminal = 'done';
-    this.#lastTurnDone = { seq, message: frame['message'] as string, stopReason: frame['stop_reason'] as string };
-    this.#closeRound(turn, frame['stop_reason'] as string, usage, seq);
-  }
-
-  /** The first frame of a round announces it (agent_start for the first, the first frame of each later one). */
-  #openRound(turn: number, seq: number, frame?: HepFrame, known: readonly string[] = NONE): void {
-    if (turn <= this.#openedTurn) return;
-    this.#openedTurn = turn;
-    this.#context.sink.turnStarted(turn);
-    const started: RunEventDraftOf<'turn-started'> = { type: 'turn-started', turn };
-    this.#publish(frame === undefined ? started : addExtras(started, frame, known), seq);
-  }
-
-  #closeRound(turn: number, stopReason: string, usage: Usage | undefined, seq: number): void {
-    // A round ends; the child goes on by itself (the next round, or its exit): the state stays running.
-    this.#closedTurn = Math.max(this.#closedTurn, turn);
-    this.#context.sink.turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), idle: false });
-    this.#publish({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) }, seq);
-  }
-
-  /* ---------------------------------------------------------------------------------------------- */
-  /* The end: the exit code                                                                         */
-  /* ---------------------------------------------------------------------------------------------- */
-
-  #reportEnd(exit: ProcessExitInfo): void {
-    const sink = this.#context.sink;
-    // After a fatal header problem the stream was not HEP: its exit code says nothing the verdict can use.
-    if (this.#stopped) return;
-    if (!this.#headerSeen) {
-      if (exit.exitCode === EXIT_USAGE) {
-        this.#exit(exit.exitCode, { status: 'failed', code: 'usage-error', error: 'the child rejected its command line (exit 64, usage error)' });
-        return;
-      }
-      // Not a HEP stream at all: say so (a crash before the header is reported as that crash).
-      if (exit.exitCode !== null) {
-        sink.fatal('protocol-error', `protocol failure (protocol-error): the child exited with code ${exit.exitCode} without writing a HEP header on stdout`);
-      }
-      return;
-    }
-    const code = exit.exitCode;
-    if (code === EXIT_OK && this.#terminal !== 'error') {
-      this.#result();
-      this.#exit(exit.exitCode, { status: 'done' });
-    } else if (code === EXIT_CANCELLED || (code === null && this.#terminal === 'cancelled')) {
-      this.#exit(exit.exitCode, { status: 'cancelled', error: 'the child was cancelled (exit 130)' });
-    } else if (code === EXIT_USAGE) {
-      this.#exit(exit.exitCode, { status: 'failed', code: 'usage-error', error: 'the child rejected its command line (exit 64, usage error)' });
-    } else if (this.#terminal === 'error') {
-      this.#exit(exit.exitCode, { status: 'failed', error: this.#turnError ?? `the child exited with code ${code} (provider error)` });
-    } else if (code !== null && (code === EXIT_PROVIDER_ERROR || this.#openedTurn > this.#closedTurn)) {
-      // Exit 1 means a provider error only after its turn_error frame (seed 001): without it, and for any
-      // exit in the middle of a round, the child died without saying how it ended, as a Fen child with no exit event.
-      const how = this.#openedTurn > this.#closedTurn ? 'in the middle of a round (no terminal frame)' : 'without the turn_error frame of a provider error';
-      this.#exit(exit.exitCode, { status: 'failed', code: 'no-exit-event', error: `the child exited with code ${code} ${how}` });
-    } else if (code !== null) {
-      this.#exit(exit.exitCode, { status: 'failed', error: `the child exited with code ${code}` });
-    }
-    // Killed by a signal with no cancelled frame: not the child's statement; the core reports the crash or its own reason.
-  }
-
-  #result(): void {
-    const last = this.#lastTurnDone;
-    if (last === undefined) return; // done without any round: the core notes the missing answer
-    const answer = {
-      finalText: last.message,
-      truncated: this.#skippedFrames > 0,
-      ...(this.#skippedFrames > 0
-        ? { truncationNote: `${this.#skippedFrames} stdout line(s) longer than maxFrameBytes were skipped; the answer may be from an earlier round` }
-        : {}),
-    };
-    const usage = this.#usage === undefined ? undefined : addUsage({}, this.#usage);
-    this.#context.sink.result({ stopReason: last.stopReason, answer: Promise.resolve(answer) });
-    this.#publish(
-      { type: 'result', stopReason: last.stopReason, finalText: last.message, ...(usage === undefined ? {} : { usage }) },
-      last.seq,
-    );
-  }
-
-  #exit(exitCode: number | null, exit: { status: 'done' | 'cancelled' | 'failed'; error?: string; code?: 'usage-error' | 'no-exit-event' }): void {
-    this.#context.sink.exit(exit);
-    const event: ExitRunEvent = { type: 'exit', status: exit.status, run: this.#context.runId, exitCode };
-    if (exit.error !== undefined) event.error = exit.error;
-    // HEP has no exit frame: the event is made from the exit code, so it has no v/seq (see docs/protocols.md).
-    this.#context.sink.event(event);
-  }
-
-  /* ---------------------------------------------------------------------------------------------- */
-  /* Helpers                                                                                        */
-  /* ---------------------------------------------------------------------------------------------- */
-
-  /** Answers a control on a later microtask (never before `send` returned its ref), with a made-up control-ack event. */
-  #answerLater(ref: number, status: 'accepted' | 'rejected', reason: string | undefined): void {
-    queueMicrotask(() => {
-      this.#context.sink.ack(ref, status, reason);
-      this.#publish({ type: 'control-ack', status, ref, ...(reason === undefined ? {} : { reason }) }, this.#seq);
-    });
-  }
-
-  /** Adds the envelope to `event` itself (each is a fresh object, published once: no copy per event). */
-  #publish(event: RunEventDraft, seq: number): void {
-    const stamped = event as RunEventDraft & { v: 1; seq: number; run: string };
-    stamped.v = 1;
-    stamped.seq = seq;
-    stamped.run = this.#context.runId;
-    this.#context.sink.event(stamped as RunEvent);
-  }
-
-  #reject(
-    seq: number,
-    code: RejectedCode,
-    reason: string,
-    lineType?: string,
-    errors?: string[],
-    fatal = false,
-  ): void {
-    this.#context.sink.rejected({
-      type: 'rejected',
-      code,
-      reason,
-      fatal,
-      seq,
-      ...(lineType === undefined ? {} : { lineType }),
-      ...(errors === undefined ? {} : { errors }),
-    });
-  }
-}
-
-/** A one-line summary of a progress frame for `info.summary`. */
-function summaryOf(frame: HepFrame): string {
-  switch (frame.type) {
-    case 'tool_delta':
-      return `tool ${String(frame['id'])} output`;
-    case 'tool_liveness':
-      return `tool ${String(frame['name'] ?? frame['id'])}: ${String(frame['action'])}`;
-    case 'compaction_start':
-      return 'context compaction started';
-    case 'compaction_end':
-      return 'context compaction ended';
-    default:
-      return frame.type;
   }
 }
 
