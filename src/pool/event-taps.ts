@@ -1,118 +1,8 @@
 // The supervisor's events() iterators: one queue of { run, event } each, their backpressure, and when they end.
 import type { HighWater } from '../run/event-fanout.js';
-import type { RunEvent, StreamIterator } from '../api/types.js';
+import { EventQueue } from '../run/event-queue.js';
+import type { RunEvent } from '../api/types.js';
 import type { PoolEvent, PoolRun } from './types.js';
-
-/** Past this many consumed entries the array is compacted, so a long session does not keep its history. */
-const COMPACT_AFTER = 1024;
-
-/** One events() iterator: a single-consumer FIFO of pool events. */
-export class PoolEventQueue implements StreamIterator<PoolEvent> {
-  #items: PoolEvent[] = [];
-  /** Wire bytes of each waiting entry's event (same indexes as `#items`), and their sum. */
-  #sizes: number[] = [];
-  #bytes = 0;
-  #head = 0;
-  #ended = false;
-  #closed = false;
-  #waiter: ((item: PoolEvent | undefined) => void) | undefined;
-  readonly untilIdle: boolean;
-  readonly #isOver: (queue: PoolEventQueue) => boolean;
-  readonly #onTaken: () => void;
-  readonly #onClosed: (queue: PoolEventQueue) => void;
-
-  constructor(
-    untilIdle: boolean,
-    isOver: (queue: PoolEventQueue) => boolean,
-    onTaken: () => void,
-    onClosed: (queue: PoolEventQueue) => void,
-  ) {
-    this.untilIdle = untilIdle;
-    this.#isOver = isOver;
-    this.#onTaken = onTaken;
-    this.#onClosed = onClosed;
-  }
-
-  get size(): number {
-    return this.#items.length - this.#head;
-  }
-
-  get bytes(): number {
-    return this.#bytes;
-  }
-
-  push(item: PoolEvent, bytes = 0): void {
-    if (this.#closed || this.#ended) return;
-    const waiter = this.#waiter;
-    if (waiter !== undefined) {
-      this.#waiter = undefined;
-      waiter(item);
-      return;
-    }
-    this.#items.push(item);
-    this.#sizes.push(bytes);
-    this.#bytes += bytes;
-  }
-
-  /** No more entries: the consumer finishes after the queued ones. */
-  end(): void {
-    this.#ended = true;
-    if (this.size === 0) this.#finish();
-  }
-
-  next(): Promise<IteratorResult<PoolEvent, undefined>> {
-    if (this.size > 0) {
-      const items = this.#items;
-      const value = items[this.#head]!;
-      (items as Array<PoolEvent | undefined>)[this.#head] = undefined;
-      this.#bytes -= this.#sizes[this.#head]!;
-      this.#head++;
-      if (this.#head === items.length) {
-        this.#items = [];
-        this.#sizes = [];
-        this.#bytes = 0;
-        this.#head = 0;
-      } else if (this.#head >= COMPACT_AFTER && this.#head * 2 >= items.length) {
-        this.#items = items.slice(this.#head);
-        this.#sizes = this.#sizes.slice(this.#head);
-        this.#head = 0;
-      }
-      this.#onTaken();
-      if (this.#ended && this.size === 0) this.#finish();
-      return Promise.resolve({ value, done: false });
-    }
-    // Nothing waiting: an idle pool (closed, or this iterator ends on idle) has nothing more to give.
-    if (this.#closed || this.#ended || this.#isOver(this)) {
-      this.#finish();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve) => {
-      this.#waiter = (item) => resolve(item === undefined ? { value: undefined, done: true } : { value: item, done: false });
-    });
-  }
-
-  return(): Promise<IteratorResult<PoolEvent, undefined>> {
-    this.#finish();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  #finish(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#items = [];
-    this.#sizes = [];
-    this.#bytes = 0;
-    this.#head = 0;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.(undefined);
-    this.#onClosed(this);
-  }
-}
 
 /**
  * Every open events() iterator. Runs publish into all of them; while one holds more than
@@ -121,7 +11,8 @@ export class PoolEventQueue implements StreamIterator<PoolEvent> {
  * pool is idle and every run's pump has delivered its last event.
  */
 export class PoolEventTaps {
-  readonly #queues = new Set<PoolEventQueue>();
+  /** Each open iterator, and whether it ends once the pool is idle (else only once it is closed too). */
+  readonly #queues = new Map<EventQueue<PoolEvent>, boolean>();
   readonly #highWater: HighWater;
   readonly #poolState: () => { idle: boolean; closed: boolean };
   #activePumps = 0;
@@ -139,17 +30,20 @@ export class PoolEventTaps {
     return this.#queues.size > 0;
   }
 
-  open(untilIdle: boolean): PoolEventQueue {
-    const queue = new PoolEventQueue(
-      untilIdle,
-      (asking) => this.#over(asking),
+  open(untilIdle: boolean): EventQueue<PoolEvent> {
+    const queue: EventQueue<PoolEvent> = new EventQueue<PoolEvent>(
+      [],
+      [],
+      false,
       () => this.#checkDrained(),
       (closed) => {
         this.#queues.delete(closed);
         this.#checkDrained();
       },
+      // Nothing waiting: an idle pool (closed, or this iterator ends on idle) has nothing more to give.
+      () => this.#over(untilIdle),
     );
-    this.#queues.add(queue);
+    this.#queues.set(queue, untilIdle);
     const waiters = [...this.#openWaiters];
     this.#openWaiters.clear();
     for (const wake of waiters) wake();
@@ -165,7 +59,7 @@ export class PoolEventTaps {
   publish(run: PoolRun, event: RunEvent, bytes = 0): void {
     if (this.#queues.size === 0) return;
     const item: PoolEvent = { run, event };
-    for (const queue of this.#queues) queue.push(item, bytes);
+    for (const queue of this.#queues.keys()) queue.push(item, bytes);
   }
 
   /** A run started relaying its events. */
@@ -181,7 +75,7 @@ export class PoolEventTaps {
 
   overHighWater(): boolean {
     const { events, bytes } = this.#highWater;
-    for (const queue of this.#queues) if (queue.size > events || queue.bytes > bytes) return true;
+    for (const queue of this.#queues.keys()) if (queue.size > events || queue.bytes > bytes) return true;
     return false;
   }
 
@@ -198,21 +92,21 @@ export class PoolEventTaps {
 
   /** The pool may have gone idle or closed: end the iterators that have nothing more coming. */
   idle(): void {
-    for (const queue of [...this.#queues]) if (this.#over(queue)) queue.end();
+    for (const [queue, untilIdle] of [...this.#queues]) if (this.#over(untilIdle)) queue.end();
   }
 
-  /** Whether nothing more can come to `queue`: the pool is idle (and closed, unless it ends on idle) and every pump is done. */
-  #over(queue: PoolEventQueue): boolean {
+  /** Whether nothing more can come to an iterator: the pool is idle (and closed, unless it ends on idle) and every pump is done. */
+  #over(untilIdle: boolean): boolean {
     if (this.#activePumps > 0) return false;
     const { idle, closed } = this.#poolState();
-    return idle && (closed || queue.untilIdle);
+    return idle && (closed || untilIdle);
   }
 
   #checkDrained(): void {
     const drained = this.#drained;
     if (drained === undefined) return;
     const { events, bytes } = this.#highWater;
-    for (const queue of this.#queues) if (queue.size > events / 2 || queue.bytes > bytes / 2) return;
+    for (const queue of this.#queues.keys()) if (queue.size > events / 2 || queue.bytes > bytes / 2) return;
     this.#drained = undefined;
     drained.resolve();
   }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { ControlRefusedError } from '../run/errors.js';
+import { EventFanout } from '../run/event-fanout.js';
 import type { Ack, AckOrigin, Delivery, InfoNoticeFields, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import { parseRecord } from './records.js';
@@ -28,51 +29,6 @@ interface PendingControl {
   timer: NodeJS.Timeout;
 }
 
-/** One iterator's events: a single-consumer FIFO ending after the run's last event. */
-class RemoteEventQueue implements AsyncIterator<RunEvent, undefined> {
-  items: RunEvent[];
-  ended = false;
-  #waiter: ((result: IteratorResult<RunEvent, undefined>) => void) | undefined;
-
-  constructor(initial: RunEvent[], private readonly onTaken: () => void, private readonly onClosed: (queue: RemoteEventQueue) => void) {
-    this.items = initial;
-  }
-
-  push(event: RunEvent): void {
-    const waiter = this.#waiter;
-    if (waiter !== undefined) {
-      this.#waiter = undefined;
-      waiter({ value: event, done: false });
-    } else {
-      this.items.push(event);
-    }
-  }
-
-  end(): void {
-    this.ended = true;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.({ value: undefined, done: true });
-  }
-
-  next(): Promise<IteratorResult<RunEvent, undefined>> {
-    const event = this.items.shift();
-    if (event !== undefined) {
-      this.onTaken();
-      return Promise.resolve({ value: event, done: false });
-    }
-    if (this.ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.#waiter = resolve));
-  }
-
-  return(): Promise<IteratorResult<RunEvent, undefined>> {
-    this.items = [];
-    this.end();
-    this.onClosed(this);
-    return Promise.resolve({ value: undefined, done: true });
-  }
-}
-
 const WIRE_NAMES: Record<RelayedControl, WireControlType> = {
   prompt: 'prompt',
   steer: 'steer',
@@ -96,9 +52,8 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
   #worker: string | undefined;
   #ended = false;
   #detached = false;
-  /** Events kept for the first iterator (all of them, until one is created). */
-  #retained: RunEvent[] | undefined = [];
-  readonly #queues = new Set<RemoteEventQueue>();
+  /** The iterators, and every event kept for the first one until it is created (the run core's own fan-out). */
+  readonly #fanout: EventFanout;
   readonly #pending = new Map<string, PendingControl>();
   /** Delivery promises of accepted steers/follow-ups of the current attempt, by seq; and deliveries seen before their ack. */
   readonly #deliveries = new Map<number, (delivery: Delivery) => void>();
@@ -114,6 +69,8 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
     this.key = context.streamKey;
     this.outcome = new Promise((resolve) => (this.#settleOutcome = resolve));
     this.taskAck = new Promise((resolve) => (this.#settleTaskAck = resolve));
+    // Below the mark again (or an iterator let go): the reader may read this run's stream again.
+    this.#fanout = new EventFanout(true, { events: context.highWaterMark, bytes: Number.POSITIVE_INFINITY }, () => context.wake());
   }
 
   get state(): RunHandleState {
@@ -132,9 +89,9 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
     return this.#ended;
   }
 
+  /** An iterator holds more than the high-water mark (the backlog kept for the first one does not count: it is the stream's). */
   paused(): boolean {
-    for (const queue of this.#queues) if (queue.items.length > this.context.highWaterMark) return true;
-    return false;
+    return this.#fanout.overHighWater(false);
   }
 
   deliver(entries: Array<[id: string, fields: string[]]>): void {
@@ -191,8 +148,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
     if (this.#detached) return;
     this.#detached = true;
     this.context.release(this);
-    for (const queue of this.#queues) queue.end();
-    this.#queues.clear();
+    this.#fanout.end();
     for (const pending of this.#pending.values()) {
       clearTimeout(pending.timer);
       pending.resolve({ status: 'unanswered', reason: 'the producer stopped following the run', seq: 0 });
@@ -201,22 +157,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
   }
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
-    const initial = this.#retained ?? [];
-    this.#retained = undefined;
-    const queue = new RemoteEventQueue(
-      initial,
-      () => {
-        // Below the mark again: the reader may read this run's stream again.
-        if (queue.items.length === this.context.highWaterMark) this.context.wake();
-      },
-      (closed) => {
-        this.#queues.delete(closed);
-        this.context.wake();
-      },
-    );
-    if (this.#ended || this.#detached) queue.end();
-    else this.#queues.add(queue);
-    return queue;
+    return this.#fanout.iterator();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -368,8 +309,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
   }
 
   #yield(event: RunEvent): void {
-    if (this.#retained !== undefined) this.#retained.push(event);
-    for (const queue of this.#queues) queue.push(event);
+    this.#fanout.publish(event);
     this.emit('event', event);
   }
 
@@ -392,8 +332,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
     for (const resolve of this.#deliveries.values()) resolve('dropped');
     this.#deliveries.clear();
     this.#settleTaskAck(undefined);
-    for (const queue of this.#queues) queue.end();
-    this.#queues.clear();
+    this.#fanout.end();
     this.context.release(this);
     this.emit('outcome', outcome);
     this.#settleOutcome(outcome);

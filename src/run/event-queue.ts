@@ -1,9 +1,9 @@
-// One iterator's queue of run events: a single-consumer FIFO that ends after the run's final event.
+// One iterator's queue: a single-consumer FIFO of events (a run's, or a pool's tagged ones) that ends after the last.
 import type { RunEvent } from '../protocol/index.js';
 
 /** Events taken at once, and what each took on the wire (same indexes). */
-export interface SizedBatch {
-  events: RunEvent[];
+export interface SizedBatch<T = RunEvent> {
+  events: T[];
   bytes: number[];
 }
 
@@ -11,12 +11,12 @@ export interface SizedBatch {
 const COMPACT_AFTER = 1024;
 
 /**
- * The async iterator behind `for await (const event of run)`. Pushed events wait here until the
- * consumer takes them; `end()` marks the last one. `return()` (a `break` out of the loop) detaches
- * the queue from the run, which goes on.
+ * The async iterator behind `for await (const event of run)` (and of a pool's `events()`). Pushed
+ * events wait here until the consumer takes them; `end()` marks the last one. `return()` (a `break` out
+ * of the loop) detaches the queue from its source, which goes on.
  */
-export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIterable<RunEvent> {
-  #items: RunEvent[];
+export class EventQueue<T = RunEvent> implements AsyncIterator<T, undefined>, AsyncIterable<T> {
+  #items: T[];
   /** What each waiting item took on the wire (same indexes as `#items`), and their sum. */
   #sizes: number[];
   #bytes = 0;
@@ -24,18 +24,24 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   #ended = false;
   #closed = false;
   /** A consumer waiting in `next()`: its promise's resolve (the common case: no closure per event). */
-  #resolveNext: ((result: IteratorResult<RunEvent, undefined>) => void) | undefined;
+  #resolveNext: ((result: IteratorResult<T, undefined>) => void) | undefined;
   /** A consumer waiting in `nextSizedBatch()` (everything available). */
-  #waiter: ((event: RunEvent | undefined, bytes: number) => void) | undefined;
-  readonly #onTaken: (queue: EventQueue) => void;
-  readonly #onClosed: (queue: EventQueue) => void;
+  #waiter: ((event: T | undefined, bytes: number) => void) | undefined;
+  readonly #onTaken: (queue: EventQueue<T>) => void;
+  readonly #onClosed: (queue: EventQueue<T>) => void;
+  readonly #nothingMore: (() => boolean) | undefined;
 
+  /**
+   * `nothingMore`: asked when the consumer finds the queue empty; true ends it there although `end()`
+   * never came (a pool's `events()` that ends once the pool is idle).
+   */
   constructor(
-    initial: RunEvent[],
+    initial: T[],
     initialBytes: number[],
     ended: boolean,
-    onTaken: (queue: EventQueue) => void,
-    onClosed: (queue: EventQueue) => void,
+    onTaken: (queue: EventQueue<T>) => void,
+    onClosed: (queue: EventQueue<T>) => void,
+    nothingMore?: () => boolean,
   ) {
     this.#items = initial;
     this.#sizes = initialBytes;
@@ -43,6 +49,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     this.#ended = ended;
     this.#onTaken = onTaken;
     this.#onClosed = onClosed;
+    this.#nothingMore = nothingMore;
   }
 
   /** Events waiting for the consumer. */
@@ -60,7 +67,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     return !this.#closed;
   }
 
-  push(event: RunEvent, bytes = 0): void {
+  push(event: T, bytes = 0): void {
     if (this.#closed || this.#ended) return;
     const resolveNext = this.#resolveNext;
     if (resolveNext !== undefined) {
@@ -85,12 +92,12 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     if (this.size === 0) this.#finish();
   }
 
-  next(): Promise<IteratorResult<RunEvent, undefined>> {
+  next(): Promise<IteratorResult<T, undefined>> {
     if (this.size > 0) {
       const items = this.#items;
       const value = items[this.#head]!;
       // Drop the reference at once: a consumed event must not stay alive in the queue.
-      (items as Array<RunEvent | undefined>)[this.#head] = undefined;
+      (items as Array<T | undefined>)[this.#head] = undefined;
       this.#bytes -= this.#sizes[this.#head]!;
       this.#head++;
       if (this.#head === items.length) {
@@ -108,7 +115,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       if (this.#ended && this.size === 0) this.#finish();
       return Promise.resolve({ value, done: false });
     }
-    if (this.#closed || this.#ended) {
+    if (this.#closed || this.#ended || this.#nothingMore?.() === true) {
       this.#finish();
       return Promise.resolve({ value: undefined, done: true });
     }
@@ -118,13 +125,13 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
   }
 
   /** Everything waiting now as one array (at least one event), or done. One promise per batch, not per event. */
-  async nextBatch(): Promise<IteratorResult<RunEvent[], undefined>> {
+  async nextBatch(): Promise<IteratorResult<T[], undefined>> {
     const step = await this.nextSizedBatch();
     return step.done === true ? step : { value: step.value.events, done: false };
   }
 
   /** {@link nextBatch} with what each event took on the wire (for a stage that re-publishes them: the pool). */
-  nextSizedBatch(): Promise<IteratorResult<SizedBatch, undefined>> {
+  nextSizedBatch(): Promise<IteratorResult<SizedBatch<T>, undefined>> {
     if (this.size > 0) {
       const events = this.#head === 0 ? this.#items : this.#items.slice(this.#head);
       const bytes = this.#head === 0 ? this.#sizes : this.#sizes.slice(this.#head);
@@ -136,7 +143,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
       if (this.#ended) this.#finish();
       return Promise.resolve({ value: { events, bytes }, done: false });
     }
-    if (this.#closed || this.#ended) {
+    if (this.#closed || this.#ended || this.#nothingMore?.() === true) {
       this.#finish();
       return Promise.resolve({ value: undefined, done: true });
     }
@@ -146,7 +153,7 @@ export class EventQueue implements AsyncIterator<RunEvent, undefined>, AsyncIter
     });
   }
 
-  return(): Promise<IteratorResult<RunEvent, undefined>> {
+  return(): Promise<IteratorResult<T, undefined>> {
     this.#finish();
     return Promise.resolve({ value: undefined, done: true });
   }
