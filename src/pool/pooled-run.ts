@@ -4,24 +4,10 @@ import type { AbortLink } from '../run/abort-link.js';
 import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
 import { ControlRefusedError } from '../run/errors.js';
 import { childlessOutcome } from '../run/outcome.js';
-import { GuardedEmitter } from '../run/guarded-emitter.js';
-import { EventFanout } from '../run/event-fanout.js';
-import { sizedBatchesOf } from '../run/supervised-run.js';
-import type { SizedBatches } from '../run/supervised-run.js';
+import { RunHandle, sizedBatchesOf } from '../run/run-handle.js';
+import type { SizedBatches } from '../run/run-handle.js';
 import { RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
-import { textOf } from '../run/text-stream.js';
-import type {
-  Ack,
-  ExitRunEvent,
-  Outcome,
-  OutcomeErrorCode,
-  Run,
-  RunEvent,
-  RunEvents,
-  RunHandleState,
-  RunOptions,
-  StreamIterator,
-} from '../api/types.js';
+import type { Ack, ExitRunEvent, Outcome, OutcomeErrorCode, Run, RunHandleState, RunOptions } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
 import type { PoolRun } from './types.js';
@@ -41,19 +27,17 @@ export interface PooledRunInit {
 }
 
 /** Implementation of {@link PoolRun}; created by the supervisor. */
-export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
+export class PooledRun extends RunHandle implements PoolRun {
   readonly id: string;
   readonly attempt: number;
   readonly retryOf: PooledRun | undefined;
   readonly priority: number;
-  readonly outcome: Promise<Outcome>;
   readonly finalOutcome: Promise<Outcome>;
   readonly taskAck: Promise<Ack | undefined>;
   nextAttempt: PooledRun | undefined;
 
   readonly #options: RunOptions & { runId: string };
   readonly #taps: PoolEventTaps;
-  readonly #fanout: EventFanout;
   readonly #queuedAt = Date.now();
   #dequeue: (() => void) | undefined;
   /** While queued: the caller's signal, shared with other runs through one listener (see abort-link.ts). */
@@ -65,13 +49,19 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
   #pumping = false;
   #iterated = false;
   #wakePump: (() => void) | undefined;
-  #resolveOutcome!: (outcome: Outcome) => void;
   #resolveFinal!: (outcome: Outcome | Promise<Outcome>) => void;
   #resolveTaskAck!: (ack: Promise<Ack | undefined> | undefined) => void;
   readonly #onAbort = () => void this.#endQueued('cancelled', 'aborted', 'the abort signal fired while the run was queued');
 
   constructor(init: PooledRunInit) {
-    super();
+    super({
+      retain: init.options.retainEvents ?? true,
+      highWater: {
+        events: Math.max(1, init.options.highWaterMark ?? RUN_DEFAULTS.highWaterMark),
+        bytes: Math.max(1, init.options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes),
+      },
+      onDrained: () => this.#wake(),
+    });
     this.id = init.options.runId;
     this.attempt = init.attempt;
     this.retryOf = init.retryOf;
@@ -79,15 +69,6 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.#options = init.options;
     this.#taps = init.taps;
     this.#dequeue = init.dequeue;
-    this.#fanout = new EventFanout(
-      init.options.retainEvents ?? true,
-      {
-        events: Math.max(1, init.options.highWaterMark ?? RUN_DEFAULTS.highWaterMark),
-        bytes: Math.max(1, init.options.highWaterBytes ?? RUN_DEFAULTS.highWaterBytes),
-      },
-      () => this.#wake(),
-    );
-    this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
     this.finalOutcome = new Promise((resolve) => (this.#resolveFinal = resolve));
     this.taskAck = new Promise((resolve) => (this.#resolveTaskAck = resolve));
     const signal = init.options.signal;
@@ -182,32 +163,10 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     await this.terminate('the run was disposed');
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
-    const queue = this.#fanout.iterator();
+  /** An iterator of this handle: relaying the run's events starts now (once there is a run). */
+  protected override iterating(): void {
     this.#iterated = true;
     this.#startPump();
-    return queue;
-  }
-
-  /** The assistant's text as it arrives (see `Run.text()`), over this handle's own event iterator. */
-  text(): AsyncGenerator<string, undefined, undefined> {
-    return textOf(this, this.outcome);
-  }
-
-  batches(): StreamIterator<RunEvent[]> {
-    const queue = this.#fanout.iterator();
-    this.#iterated = true;
-    this.#startPump();
-    return {
-      next: () => queue.nextBatch(),
-      return: async () => {
-        await queue.return();
-        return { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -301,9 +260,9 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
     this.emit('state', status, previous);
     const exit: ExitRunEvent = { type: 'exit', status, synthetic: true, run: this.id, error };
     this.emit('event', exit);
-    this.#fanout.publish(exit);
+    this.toIterators(exit);
     this.#taps.publish(this, exit);
-    this.#fanout.end();
+    this.endIterators();
     this.#finish(childlessOutcome(this.id, status, code, error, Date.now() - this.#queuedAt));
   }
 
@@ -316,8 +275,7 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
   #finish(outcome: Outcome): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.emit('outcome', outcome);
-    this.#resolveOutcome(outcome);
+    this.settle(outcome);
   }
 
   #startPump(): void {
@@ -344,15 +302,15 @@ export class PooledRun extends GuardedEmitter<RunEvents> implements PoolRun {
         const { events, bytes } = step.value;
         for (let index = 0; index < events.length; index++) {
           const event = events[index]!;
-          this.#fanout.publish(event, bytes[index]);
+          this.toIterators(event, bytes[index]);
           this.#taps.publish(this, event, bytes[index]);
         }
         // A backlog kept for an iterator not created yet holds the pump back only when the run still ends
         // without it and no events() iterator waits for what the pump would relay.
-        while (this.#fanout.overHighWater(batches.readsAhead && !this.#taps.active) || this.#taps.overHighWater()) await this.#drained();
+        while (this.overHighWater(batches.readsAhead && !this.#taps.active) || this.#taps.overHighWater()) await this.#drained();
       }
     } finally {
-      this.#fanout.end();
+      this.endIterators();
       this.#taps.pumpEnded();
     }
   }

@@ -3,13 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
-import { GuardedEmitter } from './guarded-emitter.js';
 import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from '../protocol/driver.js';
 import { ControlRefusedError } from './errors.js';
 import { isEndingControl, runEndedAck } from './ended-ack.js';
-import { EventFanout } from './event-fanout.js';
-import type { SizedBatch } from './event-queue.js';
-import { textOf } from './text-stream.js';
+import { RunHandle } from './run-handle.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { FinalVerdict, Verdict } from './outcome.js';
@@ -21,7 +18,7 @@ import { RunTimers } from './run-timers.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
-import type { Ack, Run, RunEvents, StreamIterator } from './handle.js';
+import type { Ack, Run } from './handle.js';
 import type { ExitRunEvent, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
 import { addUsage } from '../wire/index.js';
 
@@ -39,31 +36,6 @@ const eventsBehindRelease = new FinalizationRegistry<() => void>((release) => re
 
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
 
-/** An iterator of sized batches (see {@link SupervisedRun.sizedBatches}). */
-export interface SizedBatches {
-  next(): Promise<IteratorResult<SizedBatch, undefined>>;
-  return(): Promise<unknown>;
-  /**
-   * Whether the run reads facts ahead of the events it holds back (Fen), so a stage downstream may stop
-   * pulling while nobody iterates it: the run still ends. A run that cannot (a pipe) would block its child.
-   */
-  readonly readsAhead: boolean;
-}
-
-/** The sized batches of any run: a run of this core knows its events' sizes; another counts them as 0. */
-export function sizedBatchesOf(run: Run): SizedBatches {
-  if (run instanceof SupervisedRun) return run.sizedBatches();
-  const batches = run.batches();
-  return {
-    next: async () => {
-      const step = await batches.next();
-      return step.done === true ? step : { value: { events: step.value, bytes: step.value.map(() => 0) }, done: false };
-    },
-    return: () => batches.return?.() ?? Promise.resolve(),
-    readsAhead: false,
-  };
-}
-
 /** How {@link SupervisedRun.end} makes sure the child goes. */
 interface EndHow {
   /** Send the child a cancel first, when it can still hear one. */
@@ -77,9 +49,8 @@ interface EndHow {
 }
 
 /** Implementation of {@link Run}; created by `spawnRun` with the driver of the run's protocol. */
-export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, ShutdownParticipant {
+export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant {
   readonly id: string;
-  readonly outcome: Promise<Outcome>;
   taskAck: Promise<Ack | undefined> = Promise.resolve(undefined);
 
   readonly #options: ResolvedRunOptions;
@@ -90,7 +61,6 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #command: string;
 
   readonly #ledger: ControlLedger;
-  readonly #fanout: EventFanout;
   #readingPaused = false;
   /** Ack and delivery settlements waiting for the event that carried them (or the next microtask). */
   #settlements: Array<() => void> = [];
@@ -131,10 +101,16 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   readonly #blocked = new Map<string, NodeJS.Timeout>();
   readonly #watchdog: StallWatchdog;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
-  #resolveOutcome!: (outcome: Outcome) => void;
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
-    super();
+    super({
+      retain: options.retainEvents,
+      highWater: { events: options.highWaterMark, bytes: options.highWaterBytes },
+      onDrained: () => {
+        this.#readingPaused = false;
+        queueMicrotask(() => this.#driver.resume());
+      },
+    });
     this.#options = options;
     this.id = options.runId;
     this.#command = options.command;
@@ -147,11 +123,6 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       },
       delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
     });
-    this.#fanout = new EventFanout(options.retainEvents, { events: options.highWaterMark, bytes: options.highWaterBytes }, () => {
-      this.#readingPaused = false;
-      queueMicrotask(() => this.#driver.resume());
-    });
-    this.outcome = new Promise((resolve) => (this.#resolveOutcome = resolve));
     this.#watchdog = new StallWatchdog(options.stallTimeoutMs, (silentMs) => this.#onStall(silentMs));
     this.#driver = protocol.create({
       runId: options.runId,
@@ -247,32 +218,9 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     if (this.#eventsBehind) this.#driver.dispose(true);
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<RunEvent, undefined> {
-    return this.#fanout.iterator();
-  }
-
-  text(): AsyncGenerator<string, undefined, undefined> {
-    return textOf(this, this.outcome);
-  }
-
-  batches(): StreamIterator<RunEvent[]> {
-    const queue = this.#fanout.iterator();
-    return {
-      next: () => queue.nextBatch(),
-      return: async () => {
-        await queue.return();
-        return { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
-  }
-
-  /** @internal {@link batches} with what each event took on the wire: for the pool, which re-publishes them under the same byte mark. */
-  sizedBatches(): SizedBatches {
-    const queue = this.#fanout.iterator();
-    return { next: () => queue.nextSizedBatch(), return: () => queue.return(), readsAhead: this.#driver.readsAhead };
+  /** The driver reads facts ahead of the events it holds back (Fen): a pool may stop relaying while nobody iterates. */
+  protected override get readsAhead(): boolean {
+    return this.#driver.readsAhead;
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -601,19 +549,19 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
   #publish(event: RunEvent, bytes = 0): void {
     // Most runs are consumed with `for await`: no listener, and no emit (with its argument array) per event.
     if (this.listenerCount('event') > 0) this.emit('event', event);
-    this.#fanout.publish(event, bytes);
+    this.toIterators(event, bytes);
   }
 
   #shouldPauseReading(): boolean {
     // A driver that cannot read facts ahead never pauses while an ack is awaited (a consumer awaiting
     // it inside its loop would deadlock), nor once the child is gone (its final drain reads everything).
     // A kept backlog does not count here: the child would block until an iterator that may never come.
-    this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.#fanout.overHighWater(false);
+    this.#readingPaused = this.#ledger.unacked === 0 && this.#childAlive && this.overHighWater(false);
     return this.#readingPaused;
   }
 
   #backpressure(): boolean {
-    this.#readingPaused = this.#fanout.overHighWater();
+    this.#readingPaused = this.overHighWater();
     return this.#readingPaused;
   }
 
@@ -775,7 +723,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     if (verdict.error !== '') event.error = verdict.error;
     this.#exitSeen = true;
     this.#publish(event);
-    this.#fanout.end();
+    this.endIterators();
   }
 
   /**
@@ -791,7 +739,7 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
       else delete event.error;
     }
     this.#publish(event);
-    this.#fanout.end();
+    this.endIterators();
   }
 
   /** The run ends before anything was started (aborted signal, a channel that could not be set up). */
@@ -819,7 +767,6 @@ export class SupervisedRun extends GuardedEmitter<RunEvents> implements Run, Shu
     });
     this.#driver.dispose();
     if (this.#launched) unregisterLiveRun(this);
-    this.emit('outcome', outcome);
-    this.#resolveOutcome(outcome);
+    this.settle(outcome);
   }
 }
