@@ -16,7 +16,7 @@ const UNIT_FILES = [
   'cli-approval-policy', 'connect-options', 'event-types', 'fen-event-conversion', 'fen-transport-note', 'fuseraft-bounded-text',
   'fuseraft-bridge-session', 'fuseraft-frames', 'hep-session', 'fuseraft-prompt-desk', 'fuseraft-repl-session', 'hep-frames',
   'line-splitter', 'mew-fake-daemon', 'mew-request-desk', 'mew-session', 'queue-records', 'run-backpressure',
-  'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'run-timers', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
+  'pool-memory', 'run-core-memory', 'run-ledger-mirror', 'run-outcome', 'run-timers', 'stall-watchdog', 'wire-codec', 'wire-fixtures',
   'wire-properties', 'wire-sequence', 'wire-state',
 ].map((name) => `test/${name}.test.ts`);
 

@@ -33,6 +33,8 @@ export type AgentOptions = Omit<RunOptions, 'task' | 'args' | 'keepAlive' | 'run
    * non-terminal `{ type: 'run_event', event }` events. Default true.
    */
   runEvents?: boolean;
+  /** How each run starts. Default `spawnRun`; a wrapper of your own, or a test's `createInMemoryRun`. */
+  start?: (options: RunOptions) => Run;
 };
 
 /** An Agent Handler backed by supervised children. */
@@ -78,6 +80,7 @@ class RunAgent implements SupervisedAgent, SessionHost {
   readonly #cancelGraceMs: number;
   readonly #sessionEnv: string | false;
   readonly #runEvents: boolean;
+  readonly #start: (options: RunOptions) => Run;
   /** Sessions with an invoke in flight, and the run serving it once there is one. */
   readonly #busy = new Map<string, Run | undefined>();
   /** keep-alive: each session's live run. */
@@ -98,6 +101,8 @@ class RunAgent implements SupervisedAgent, SessionHost {
     this.#cancelGraceMs = millis('cancelGraceMs', options.cancelGraceMs, DEFAULTS.cancelGraceMs);
     this.#sessionEnv = sessionEnv;
     this.#runEvents = options.runEvents ?? true;
+    if (options.start !== undefined && typeof options.start !== 'function') throw new TypeError('options.start must be a function');
+    this.#start = options.start ?? spawnRun;
   }
 
   invoke(scope: Scope, prompt: Prompt): StreamIterator<AgentEvent> {
@@ -135,10 +140,10 @@ class RunAgent implements SupervisedAgent, SessionHost {
   }
 
   #spawn(scope: Scope, text: string, keepAlive: boolean): Run {
-    const { sessions, idleTimeoutMs, cancelGraceMs, sessionEnv, runEvents, args, env, ...runOptions } = this.#options;
+    const { sessions, idleTimeoutMs, cancelGraceMs, sessionEnv, runEvents, start, args, env, ...runOptions } = this.#options;
     const argv = typeof args === 'function' ? args(scope) : args;
     const childEnv = this.#sessionEnv === false ? env : { ...env, [this.#sessionEnv]: scope.session };
-    return spawnRun({ ...runOptions, args: argv, env: childEnv, task: text, keepAlive } as RunOptions);
+    return this.#start({ ...runOptions, args: argv, env: childEnv, task: text, keepAlive } as RunOptions);
   }
 
   async dispatch(session: string, command: DispatchCommand): Promise<DispatchAck> {

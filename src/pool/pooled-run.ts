@@ -1,4 +1,4 @@
-// A pool's Run handle: queued until a slot is free, then a relay over the run spawnRun started.
+// A pool's Run handle: queued until a slot is free, then a relay over the run its start (spawnRun by default) started.
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { AbortLink } from '../run/abort-link.js';
 import { isEndingControl, runEndedAck } from '../run/ended-ack.js';
@@ -6,7 +6,7 @@ import { ControlRefusedError } from '../run/errors.js';
 import { childlessOutcome } from '../run/outcome.js';
 import { RunHandle, sizedBatchesOf } from '../run/run-handle.js';
 import type { SizedBatches } from '../run/run-handle.js';
-import { RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
+import { RUN_DEFAULTS } from '../api/spawn-run.js';
 import type { Ack, ExitRunEvent, Outcome, OutcomeErrorCode, Run, RunHandleState, RunOptions } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
@@ -24,6 +24,8 @@ export interface PooledRunInit {
   taps: PoolEventTaps;
   /** Takes the run out of the supervisor's queue (it was cancelled before it started). */
   dequeue: () => void;
+  /** Starts the run once it has a slot (spawnRun, or the pool's own `start`). */
+  start: (options: RunOptions) => Run;
 }
 
 /** Implementation of {@link PoolRun}; created by the supervisor. */
@@ -38,6 +40,7 @@ export class PooledRun extends RunHandle implements PoolRun {
 
   readonly #options: RunOptions & { runId: string };
   readonly #taps: PoolEventTaps;
+  readonly #start: (options: RunOptions) => Run;
   readonly #queuedAt = Date.now();
   #dequeue: (() => void) | undefined;
   /** While queued: the caller's signal, shared with other runs through one listener (see abort-link.ts). */
@@ -69,6 +72,7 @@ export class PooledRun extends RunHandle implements PoolRun {
     this.#options = init.options;
     this.#taps = init.taps;
     this.#dequeue = init.dequeue;
+    this.#start = init.start;
     this.finalOutcome = new Promise((resolve) => (this.#resolveFinal = resolve));
     this.taskAck = new Promise((resolve) => (this.#resolveTaskAck = resolve));
     const signal = init.options.signal;
@@ -189,9 +193,9 @@ export class PooledRun extends RunHandle implements PoolRun {
     }
     let inner: Run;
     try {
-      inner = spawnRun(this.#options);
+      inner = this.#start(this.#options);
     } catch (error) {
-      // The options were validated at spawn(); only a changed environment can get here.
+      // spawnRun's options were validated at spawn(): only a changed environment, or a caller's own start, gets here.
       this.#endQueued('failed', 'spawn-failed', `could not start the run: ${(error as Error).message}`);
       return this.outcome.then(() => undefined);
     }

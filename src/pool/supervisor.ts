@@ -5,8 +5,8 @@ import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { registerLiveRun, unregisterLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
-import { checkRunOptions, RUN_DEFAULTS } from '../api/spawn-run.js';
-import type { Outcome, RunOptions, StreamIterator } from '../api/types.js';
+import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
+import type { Outcome, Run, RunOptions, StreamIterator } from '../api/types.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
@@ -44,6 +44,8 @@ interface Entry {
 class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervisor {
   readonly #queue: PQueue;
   readonly #defaults: Partial<RunOptions>;
+  /** How a run starts (spawnRun, or the caller's own). */
+  readonly #startRun: ((options: RunOptions) => Run) | undefined;
   readonly #retry: RetryPolicy | undefined;
   readonly #signals: boolean;
   readonly #taps: PoolEventTaps;
@@ -76,6 +78,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const defaults = options.defaults ?? {};
     if (typeof defaults !== 'object' || defaults === null) throw new TypeError('options.defaults must be an object');
     this.#defaults = { ...defaults };
+    if (options.start !== undefined && typeof options.start !== 'function') throw new TypeError('options.start must be a function');
+    this.#startRun = options.start;
     this.#retry = checkRetryPolicy(options.retry, 'options.retry');
     this.#signals = options.handleParentSignals ?? true;
     const highWaterMark = options.highWaterMark ?? RUN_DEFAULTS.highWaterMark;
@@ -120,7 +124,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const merged = mergeOptions(this.#defaults, runOptions, this.#signals);
     const explicitId = merged.runId !== undefined;
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
-    checkRunOptions(resolved); // throws on invalid options, like spawnRun, before anything is queued
+    // Throws on invalid options, like spawnRun, before anything is queued (a caller's own start checks its own).
+    if (this.#startRun === undefined) checkRunOptions(resolved);
     const run = this.#create(resolved, priority, 1, undefined);
     this.#admit(run, { policy, explicitId }, 0);
     return run;
@@ -171,7 +176,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   /** A new handle; its AbortController takes it out of the p-queue when it is cancelled while queued. */
   #create(options: RunOptions & { runId: string }, priority: number, attempt: number, retryOf: PooledRun | undefined): PooledRun {
     const controller = new AbortController();
-    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort() });
+    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start: this.#startRun ?? spawnRun });
     this.#controllers.set(run, controller);
     return run;
   }

@@ -58,6 +58,12 @@ export interface SupervisorOptions {
   highWaterMark?: number;
   /** The same in bytes (what the entries' events took on the wire). Default 1 MiB. */
   highWaterBytes?: number;
+  /**
+   * How a run starts once it has a slot. Default `spawnRun`, whose option checks also run at `spawn()`,
+   * before anything is queued. Another function (a wrapper that adds your own tracing, or a test's
+   * `createInMemoryRun`) gets the merged options and checks them itself, when the run starts.
+   */
+  start?: (options: RunOptions) => Run;
 }
 
 /** How {@link Supervisor.shutdown} treats runs that are running (queued runs are always cancelled). */
