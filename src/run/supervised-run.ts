@@ -1,6 +1,4 @@
 // The run core: one protocol-free supervised run (process, timers, acks, events, state, outcome) around a driver.
-import { randomUUID } from 'node:crypto';
-import { StringDecoder } from 'node:string_decoder';
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
 import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from '../protocol/driver.js';
@@ -14,16 +12,14 @@ import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { registerLiveRun, unregisterLiveRun, watchLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
-import { RunTimers } from './run-timers.js';
-import { StallWatchdog } from './stall-watchdog.js';
+import { startChild } from './child-start.js';
+import { RunBounds } from './run-bounds.js';
+import type { EndHow } from './run-bounds.js';
 import { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Ack, Run } from './handle.js';
 import type { ExitRunEvent, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
 import { addUsage } from '../wire/index.js';
-
-/** Environment variable whose unique value marks every process of one run's tree. */
-const TREE_MARKER_ENV = 'SUBVISOR_TREE';
 
 /** The report of a run that had no process (it never started, or its driver talks to a daemon). */
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
@@ -35,18 +31,6 @@ const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false,
 const eventsBehindRelease = new FinalizationRegistry<() => void>((release) => release());
 
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
-
-/** How {@link SupervisedRun.end} makes sure the child goes. */
-interface EndHow {
-  /** Send the child a cancel first, when it can still hear one. */
-  cancel?: boolean;
-  /** Skip the ladder's first grace: SIGTERM at once (a child that is not ready reads no controls). */
-  immediate?: boolean;
-  /** SIGKILL the tree now, no grace at all. */
-  now?: boolean;
-  /** Also run a faster ladder with this grace (parent shutdown). */
-  hurryMs?: number;
-}
 
 /** Implementation of {@link Run}; created by `spawnRun` with the driver of the run's protocol. */
 export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant {
@@ -94,12 +78,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /** The outcome may come before the last events: the driver still publishes them as the consumers take them. */
   #eventsBehind = false;
 
-  readonly #outputDecoders: { stdout?: StringDecoder; stderr?: StringDecoder } = {};
-  readonly #timers = new RunTimers();
   #disconnectTimer: NodeJS.Timeout | undefined;
-  /** Requests the driver cannot answer, each with the timer that bounds its wait (see DriverSink.blocked). */
-  readonly #blocked = new Map<string, NodeJS.Timeout>();
-  readonly #watchdog: StallWatchdog;
+  readonly #bounds: RunBounds;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
@@ -123,7 +103,25 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
     });
-    this.#watchdog = new StallWatchdog(options.stallTimeoutMs, (silentMs) => this.#onStall(silentMs));
+    const run = this;
+    this.#bounds = new RunBounds(options, {
+      get state() {
+        return run.#mirror.state;
+      },
+      get childAlive() {
+        return run.#childAlive;
+      },
+      get childExited() {
+        return run.#childExit !== undefined;
+      },
+      get daemon() {
+        return run.#process === undefined;
+      },
+      get ended() {
+        return run.#ended;
+      },
+      end: (verdict, how) => this.#end(verdict, how),
+    });
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
@@ -172,7 +170,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   get lastEventAt(): number | undefined {
-    return this.#watchdog.lastEventAt;
+    return this.#bounds.lastEventAt;
   }
 
   prompt(text: string): Promise<Ack> {
@@ -248,26 +246,12 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* ---------------------------------------------------------------------------------------------- */
 
   #spawn(plan: ProcessPlan, ownFiles: OwnFiles | undefined): void {
-    const options = this.#options;
-    const treeId = randomUUID();
     this.#command = plan.command;
-    const child = new SupervisedProcess({
-      command: plan.command,
-      args: plan.args,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      env: { ...options.env, [TREE_MARKER_ENV]: treeId, ...plan.env },
-      stdin: plan.stdin,
-      stdout: plan.stdout,
-      killGraceMs: options.killGraceMs,
-      marker: `${TREE_MARKER_ENV}=${treeId}`,
-      outputTailBytes: options.outputTailBytes,
-      onOutput: (chunk, stream) => {
-        // Decode per stream, so a character split between two chunks arrives whole.
-        const decoder = (this.#outputDecoders[stream] ??= new StringDecoder('utf8'));
-        const text = decoder.write(chunk);
-        if (text !== '' && this.listenerCount('output') > 0) this.emit('output', text, stream);
+    const child = startChild(plan, this.#options, {
+      output: (text, stream) => {
+        if (this.listenerCount('output') > 0) this.emit('output', text, stream);
       },
-      onKill: (step) => this.emit('kill', step),
+      kill: (step) => this.emit('kill', step),
     });
     this.#process = child;
     void child.exited.then((exit) => this.#onChildGone(exit));
@@ -285,11 +269,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   #armTimers(): void {
-    const options = this.#options;
-    this.#timers.after('ready', options.readyTimeoutMs, () => this.#onReadyTimeout());
-    // The child sees whole seconds rounded up: enforce the same instant, then give the usual grace.
-    if (options.deadlineMs !== undefined) this.#timers.at('deadline', Math.ceil(options.deadlineMs / 1000) * 1000, () => this.#onDeadline());
-    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#bounds.arm();
+    this.#options.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
   /** True while the child can still act: its process runs, or (no process) the driver's peer is there. */
@@ -352,7 +333,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
    */
   #end(verdict: Verdict | undefined, how: EndHow = {}): void {
     if (verdict !== undefined) this.#verdict ??= verdict;
-    this.#watchdog.stop();
+    this.#bounds.stopWatching();
     if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn('cancel');
     this.#controlsOpen = false;
     const child = this.#process;
@@ -401,13 +382,13 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       rejected: (event, bytes, countedAhead) => this.#onRejected(event, bytes, countedAhead === true),
       lineAhead: (rejected) => {
         if (this.#ended) return;
-        this.#watchdog.seen();
+        this.#bounds.seen();
         if (rejected) this.#rejectedLines++;
         this.#maybeClose();
       },
       ready: () => {
         if (this.#ended) return;
-        this.#timers.clear('ready');
+        this.#bounds.ready();
         this.#reachedAgent = true;
         this.#ledger.childReady();
         this.#mirror.ready();
@@ -420,7 +401,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         if (this.#ended) return;
         this.#turns = Math.max(this.#turns, turn);
         this.#turnOpen = true;
-        this.#watchdog.turnStarted();
+        this.#bounds.turnStarted();
         this.#mirror.turnStarted();
       },
       turnCompleted: (report) => this.#onTurnComplete(report),
@@ -437,11 +418,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         if (!this.#ended) this.#onChannelBroken(reason);
       },
       gone: () => this.#onPeerGone(),
-      blocked: (id, what) => this.#onBlocked(id, what),
-      unblocked: (id) => {
-        clearTimeout(this.#blocked.get(id));
-        this.#blocked.delete(id);
-      },
+      blocked: (id, what) => this.#bounds.blocked(id, what),
+      unblocked: (id) => this.#bounds.unblocked(id),
     };
   }
 
@@ -464,7 +442,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   #onEvent(event: RunEvent, bytes = 0): void {
     if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
-    this.#watchdog.seen();
+    this.#bounds.seen();
     if (event.type === 'exit') {
       // The driver's exit is the child's word; the stream's last event is the run's verdict, known once
       // the child is gone (a deadline or a protocol failure can still outrank what the child said).
@@ -492,9 +470,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     if (report.usage !== undefined) addUsage((this.#turnUsage ??= {}), report.usage);
     // A child that goes on by itself (idle: false) is still working: the watchdog stays armed.
     if (report.idle === false) return;
-    this.#watchdog.turnCompleted();
-    const deadline = this.#options.deadlineMs;
-    if (deadline !== undefined && Date.now() >= Math.ceil(deadline / 1000) * 1000) {
+    this.#bounds.turnCompleted();
+    if (this.#bounds.pastDeadline) {
       this.#mirror.deadline();
       return;
     }
@@ -508,7 +485,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     const type = this.#ledger.take(ref);
     if (type === undefined) return; // an answer to no control we sent (or answered twice)
     const action = this.#mirror.acknowledged(type, status);
-    if (status === 'accepted' && type === 'finalize') this.#startFinalizeTimer();
+    if (status === 'accepted' && type === 'finalize') this.#bounds.finalizeAccepted();
     if (status === 'accepted' && type === 'cancel') this.#end(CANCELLED_BY_PARENT);
     this.#leaveWhenFinished();
     const ack: Ack = { status, seq: ref };
@@ -531,7 +508,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #onChildExit(exit: ChildExit): void {
     if (this.#ended || this.#childExit !== undefined) return;
     this.#childExit = exit;
-    this.#clearTimers();
+    this.#bounds.clear();
     this.#mirror.exit(exit.status);
     this.#process?.snapshot();
     // Nothing may follow the exit; the child should now leave, and the ladder makes sure it does.
@@ -540,7 +517,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   #onRejected(event: RejectedEvent, bytes = 0, countedAhead = false): void {
     if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
-    this.#watchdog.seen();
+    this.#bounds.seen();
     if (!countedAhead) this.#rejectedLines++;
     this.emit('rejected', event);
     this.#publish(event, bytes);
@@ -563,84 +540,6 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #backpressure(): boolean {
     this.#readingPaused = this.overHighWater();
     return this.#readingPaused;
-  }
-
-  /* ---------------------------------------------------------------------------------------------- */
-  /* Timers                                                                                         */
-  /* ---------------------------------------------------------------------------------------------- */
-
-  #onReadyTimeout(): void {
-    if (this.#mirror.state !== 'starting' || !this.#childAlive) return;
-    // A child that is not ready reads no controls: no cancel, straight to SIGTERM.
-    this.#end(
-      { status: 'failed', code: 'ready-timeout', error: `the child did not say ready within ${this.#options.readyTimeoutMs} ms` },
-      { immediate: true },
-    );
-  }
-
-  #onDeadline(): void {
-    if (!this.#childAlive || this.#childExit !== undefined) return;
-    // A child process knows its deadline (FEN_WIRE_DEADLINE) and stops by itself. A daemon does not:
-    // its work is cancelled, and the connection dropped at once (the deadline has passed).
-    const daemon = this.#process === undefined;
-    this.#end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' }, { cancel: daemon, immediate: daemon });
-  }
-
-  #startFinalizeTimer(): void {
-    // Once per run: a second accepted finalize does not extend the first one's grace.
-    if (this.#timers.isSet('finalize')) return;
-    this.#timers.after('finalize', this.#options.finalizeGraceMs, () => {
-      if (!this.#childAlive || this.#childExit !== undefined) return;
-      this.#end(
-        {
-          status: 'cancelled',
-          code: 'finalize-timeout',
-          error: `finalize did not end the run within ${this.#options.finalizeGraceMs} ms; cancelled`,
-        },
-        { cancel: true },
-      );
-    });
-  }
-
-  /**
-   * The agent waits on a request nobody here can answer: another client may settle it within
-   * requestTimeoutMs; past that the run fails, as it could never go on by itself.
-   */
-  #onBlocked(id: string, what: string): void {
-    if (this.#ended || this.#blocked.has(id)) return;
-    const waitMs = this.#options.requestTimeoutMs;
-    const timer = setTimeout(() => {
-      this.#blocked.delete(id);
-      this.#end(
-        {
-          status: 'failed',
-          code: 'request-unanswered',
-          error: `the agent waited for an answer subvisor cannot give (${what}); nobody settled it within ${waitMs} ms (requestTimeoutMs)`,
-        },
-        { cancel: true },
-      );
-    }, waitMs).unref();
-    this.#blocked.set(id, timer);
-  }
-
-  /** A turn is open and the child has been silent for stallTimeoutMs: cancel, then the kill ladder. */
-  #onStall(silentMs: number): void {
-    if (this.#ended) return;
-    this.#end(
-      {
-        status: 'cancelled',
-        code: 'stalled',
-        error: `the child wrote nothing for ${silentMs} ms while a turn was open (stallTimeoutMs ${this.#options.stallTimeoutMs})`,
-      },
-      { cancel: true },
-    );
-  }
-
-  #clearTimers(): void {
-    this.#watchdog.stop();
-    this.#timers.clearAll();
-    for (const timer of this.#blocked.values()) clearTimeout(timer);
-    this.#blocked.clear();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -682,7 +581,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         : { exitCode: exit.exitCode, signal: exit.signal, spawnFailed: exit.spawnError !== undefined },
     );
     const finished = finishing instanceof Promise ? await finishing : finishing;
-    this.#clearTimers();
+    this.#bounds.clear();
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
     this.#flushSettlements();
     this.#ledger.giveUp();

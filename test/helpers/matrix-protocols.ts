@@ -25,8 +25,11 @@ export const THINKING = 'PRIVATE-REASONING-7f3a';
 export const TOOL_INPUT = 'TOOL-INPUT-9c1e';
 export const ANSWER = 'The answer is 42.';
 
-/** Options every cell's run gets: short graces, so each cell ends within a few seconds. */
-export const COMMON = { killGraceMs: 300, readyTimeoutMs: 800, requestTimeoutMs: 600 } as const;
+/**
+ * Options every cell's run gets: short graces, so each cell ends within a few seconds; a ready timeout
+ * generous enough for a fake child to start on a loaded machine (the never-ready cell gets a short one).
+ */
+export const COMMON = { killGraceMs: 300, readyTimeoutMs: 10_000, requestTimeoutMs: 600 } as const;
 export const DEADLINE_MS = 500;
 export const STALL_MS = 500;
 
@@ -63,9 +66,10 @@ export interface MatrixProtocol {
 }
 
 /** Options of a cell's run beyond COMMON. */
-function cellOptions(cell: Cell): { timeoutMs?: number; stallTimeoutMs?: number } {
+function cellOptions(cell: Cell): { timeoutMs?: number; stallTimeoutMs?: number; readyTimeoutMs?: number } {
   if (cell === 'hang-deadline') return { timeoutMs: DEADLINE_MS };
   if (cell === 'hang-stall') return { stallTimeoutMs: STALL_MS };
+  if (cell === 'never-ready') return { readyTimeoutMs: 800 };
   return {};
 }
 
@@ -189,6 +193,7 @@ function silentProcess(stateDir: string, protocol = 'hep'): Started {
     task: 'go',
     stateDir,
     ...COMMON,
+    ...cellOptions('never-ready'),
   } as RunOptions);
   return { run, cleanup: () => undefined };
 }
