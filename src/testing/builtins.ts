@@ -3,7 +3,7 @@ import type { BuiltinScenarioName, Scenario, TurnScript } from './scenario.js';
 
 /**
  * What the demo's canned tools "find" in subvisor's own README: its first sentence and its section headings
- * (test/docs.test.ts checks both against README.md, so the demo never says anything untrue about it).
+ * (test/process/project/docs.test.ts checks both against README.md, so the demo never says anything untrue about it).
  */
 export const DEMO_README_OPENING = 'subvisor lets a parent process spawn and supervise child AI agents ("subagents").';
 export const DEMO_README_SECTIONS: readonly string[] = [

@@ -7,7 +7,7 @@ import type { CliResult } from './cli-run.js';
 /**
  * main(argv) as the bin runs it, stdin not a terminal: `input` is standard input (default empty, like
  * /dev/null). Resolves with the exit code main returned and everything written to stdout and stderr.
- * The bin itself is proven by the end-to-end tests of test/cli-args.test.ts; this one skips its Node start-up.
+ * The bin itself is proven by the end-to-end tests of test/process/cli/cli-args.test.ts; this one skips its Node start-up.
  */
 export async function runMain(argv: readonly string[], options: { input?: string } = {}): Promise<CliResult> {
   const stdout = new PassThrough();

@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process';
 /** Each program, what is skipped without it, and its Debian package. */
 const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string }> = {
   'redis-server': {
-    skipped: 'the queue tests (test/queue.test.ts, test/queue-faults.test.ts and the Redis part of test/cli-queue.test.ts)',
+    skipped: 'the queue tests (test/process/queue/queue.test.ts, test/process/queue/queue-faults.test.ts and the Redis part of test/process/cli/cli-queue.test.ts)',
     debianPackage: 'redis-server',
   },
-  jq: { skipped: "the docs' shell examples that pipe into jq (test/docs.test.ts)", debianPackage: 'jq' },
+  jq: { skipped: "the docs' shell examples that pipe into jq (test/process/project/docs.test.ts)", debianPackage: 'jq' },
 };
 
 /** Whether `program` is on PATH (it answers `--version`). */

@@ -1,0 +1,207 @@
+// Keeps the documentation honest: every code block in README.md and docs/ is an example file verbatim, is run
+// here, or is visibly marked as a fragment; the links between the documents point at files that exist.
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KNOWN_AGENT_EVENT_TYPES } from '../../../src/agent/known-events.js';
+import { OPTION_SPEC, PROTOCOL_NAMES } from '../../../src/cli/args.js';
+import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../../../src/testing/builtins.js';
+import { documentedAgentEvents } from '../../helpers/documented-events.js';
+import { onPath } from '../../helpers/optional-tools.js';
+
+const execFileAsync = promisify(execFile);
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const documents = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+
+interface CodeBlock {
+  document: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+  info: string;
+  body: string;
+  /** The body of a `text` block right after this one (its sample output), if any. */
+  output?: string;
+}
+
+function codeBlocks(document: string): CodeBlock[] {
+  const lines = readFileSync(join(root, document), 'utf8').split('\n');
+  const blocks: CodeBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(.*)$/.exec(lines[i]!);
+    if (!open) continue;
+    const end = lines.indexOf('```', i + 1);
+    if (end < 0) throw new Error(`${document}:${i + 1}: unclosed code block`);
+    blocks.push({ document, line: i + 1, info: open[1]!.trim(), body: lines.slice(i + 1, end).join('\n') });
+    i = end;
+  }
+  for (let b = 0; b + 1 < blocks.length; b++) {
+    const next = blocks[b + 1]!;
+    if (next.info === 'text') blocks[b]!.output = next.body;
+  }
+  return blocks;
+}
+
+const blocks = documents.flatMap(codeBlocks);
+const where = (block: CodeBlock): string => `${block.document}:${block.line}`;
+const firstLine = (block: CodeBlock): string => block.body.split('\n', 1)[0] ?? '';
+const EXAMPLE = /^\/\/ (examples\/[\w./-]+\.mjs):/;
+const RUN = /^(?:\/\/|#) run by test\/process\/project\/docs\.test\.ts$/;
+const FRAGMENT = /^(?:\/\/|#) fragment: \S/;
+
+/** Without jq the blocks that pipe into it are skipped (the suite says so once: test/global-setup.ts). */
+const hasJq = onPath('jq');
+const needsJq = (block: CodeBlock): boolean => block.body.includes('jq ');
+
+describe('code blocks in README.md and docs/', () => {
+  it('found the documents and their blocks', () => {
+    expect(documents).toContain('docs/api.md');
+    expect(blocks.length).toBeGreaterThan(10);
+  });
+
+  it.each(blocks.map((block) => [where(block), block] as const))(
+    '%s is an example, run here, a fragment, or text (output, layout)',
+    (_where, block) => {
+      const first = firstLine(block);
+      const kind = block.info === 'text' ? 'text' : EXAMPLE.test(first) ? 'example' : RUN.test(first) ? 'run' : FRAGMENT.test(first) ? 'fragment' : undefined;
+      expect(kind, `${where(block)}: start the block with "// examples/<file>.mjs: ...", "// run by test/process/project/docs.test.ts" or "// fragment: <why>" (# for sh), or make it a text block`).toBeDefined();
+      expect(['js', 'ts', 'sh', 'text'], `${where(block)}: name the block's language`).toContain(block.info);
+    },
+  );
+
+  const examples = blocks.filter((block) => EXAMPLE.test(firstLine(block)));
+  it.each(examples.map((block) => [where(block), block] as const))('%s is its example file, verbatim', (_where, block) => {
+    const file = EXAMPLE.exec(firstLine(block))![1]!;
+    expect(readFileSync(join(root, file), 'utf8').trimEnd()).toBe(block.body.trimEnd());
+  });
+});
+
+describe('blocks run by this test', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'subvisor-docs-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  // The bins as an installed package would put them on PATH.
+  const bin = join(scratch, 'bin');
+  mkdirSync(bin);
+  for (const [name, script] of [
+    ['supervise', 'dist/cli/supervise.js'],
+    ['subvisor-fake-child', 'dist/testing/fake-child.js'],
+    ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
+    ['subvisor-fake-fuseraft', 'dist/testing/fake-fuseraft.js'],
+  ] as const) {
+    const path = join(bin, name);
+    writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+
+  const runnable = blocks.filter((block) => RUN.test(firstLine(block)));
+  it('found blocks to run', () => {
+    expect(runnable.length).toBeGreaterThan(0);
+  });
+
+  it.each(runnable.filter((block) => block.info === 'js').map((block) => [where(block), block] as const))(
+    '%s runs as an ES module of a project that depends on subvisor',
+    async (_where, block) => {
+      // --eval resolves imports from the working directory, where `subvisor` is the package itself.
+      const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '--eval', block.body], {
+        cwd: root,
+        timeout: 60_000,
+      });
+      expect(stdout.trim().length).toBeGreaterThan(0);
+    },
+  );
+
+  const shellBlocks = runnable.filter((block) => block.info === 'sh');
+  it.each(shellBlocks.filter((block) => !needsJq(block)).map((block) => [where(block), block] as const))(
+    '%s runs in a shell with the bins on PATH, and prints its sample output',
+    (_where, block) => runShellBlock(block),
+  );
+  it.skipIf(!hasJq).each(shellBlocks.filter(needsJq).map((block) => [where(block), block] as const))(
+    '%s runs in a shell with the bins and jq on PATH, and prints its sample output',
+    (_where, block) => runShellBlock(block),
+  );
+
+  async function runShellBlock(block: CodeBlock): Promise<void> {
+    const cwd = mkdtempSync(join(scratch, 'run-'));
+    const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.body], {
+      cwd,
+      timeout: 60_000,
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
+    });
+    expect(stdout.trim().length).toBeGreaterThan(0);
+    // Lines of the sample output that go to stdout (progress lines go to stderr and carry ids and times).
+    const expected = (block.output ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('supervise:'));
+    for (const line of expected) expect(stdout.split('\n')).toContain(line);
+  }
+});
+
+describe("docs/agent.md's event shapes", () => {
+  it('show every event type this version defines, once (test/process/project/package.test.ts compiles them)', () => {
+    const types = documentedAgentEvents().map((line) => /^\{ type: '([\w]+)'/.exec(line)![1]!);
+    expect([...types].sort()).toEqual([...KNOWN_AGENT_EVENT_TYPES].sort());
+  });
+});
+
+describe("docs/cli.md's option table", () => {
+  const rows = readFileSync(join(root, 'docs', 'cli.md'), 'utf8')
+    .split('\n')
+    .filter((line) => /^\| `-/.test(line));
+  const named = rows.map((row) => /--([\w-]+)/.exec(row)![1]!);
+
+  it('has one row for each option of supervise, and none for an option it does not have', () => {
+    expect(named.filter((name, index) => named.indexOf(name) !== index), 'options with two rows').toEqual([]);
+    expect([...named].sort()).toEqual(Object.keys(OPTION_SPEC).sort());
+  });
+
+  it('lists every protocol in the --protocol row', () => {
+    const row = rows[named.indexOf('protocol')]!;
+    for (const protocol of PROTOCOL_NAMES) expect(row, protocol).toContain(`\`${protocol}\``);
+  });
+});
+
+describe('links between the documents', () => {
+  const links = documents.flatMap((document) =>
+    [...readFileSync(join(root, document), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((match) => match[1]!)
+      .filter((target) => !/^[a-z]+:/.test(target))
+      .map((target) => [document, target] as const),
+  );
+
+  it.each(links)('%s -> %s exists', (document, target) => {
+    const [path, anchor] = target.split('#') as [string, string | undefined];
+    const file = path === '' ? join(root, document) : join(root, dirname(document), path);
+    expect(existsSync(file), `${document}: ${target}`).toBe(true);
+    if (anchor !== undefined && file.endsWith('.md')) {
+      const slugs = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => /^#{1,6} /.test(line))
+        .map((line) =>
+          line
+            .replace(/^#+ /, '')
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N} _-]/gu, '')
+            .replace(/ /g, '-'),
+        );
+      expect(slugs, `${document}: ${target}`).toContain(anchor);
+    }
+  });
+});
+
+describe('the demo scenario says nothing untrue about the README', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+  it('its canned read_file result is how the README begins', () => {
+    expect(readme.split('\n').slice(2).join(' ')).toContain(DEMO_README_OPENING.replace(/\n/g, ' '));
+  });
+
+  it('its canned grep result lists the README\'s sections, in order', () => {
+    const sections = readme
+      .split('\n')
+      .filter((line) => line.startsWith('## '))
+      .map((line) => line.slice(3));
+    expect(sections).toEqual(DEMO_README_SECTIONS);
+  });
+});
