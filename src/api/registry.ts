@@ -7,7 +7,7 @@ import { fuseraftServeProtocol } from '../drivers/fuseraft/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
 
 /**
- * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/run/driver.ts),
+ * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/protocol/driver.ts),
  * then add one line here. The name becomes a valid `RunOptions.protocol`.
  */
 export const PROTOCOLS = {
@@ -28,7 +28,7 @@ export function protocolNamed(name: string): Protocol | undefined {
 
 /**
  * The daemon protocols `connectRun` accepts: drivers without a process, on the shared transport of
- * `src/drivers/socket/`. To add one, write its driver and add one line here.
+ * `src/drivers/shared/socket/`. To add one, write its driver and add one line here.
  */
 export const CONNECT_PROTOCOLS = {
   'fuseraft-serve': fuseraftServeProtocol,

@@ -227,7 +227,7 @@ export interface ProcessExitInfo {
   spawnFailed: boolean;
 }
 
-/** A protocol: option checks, and the factory of one driver per run. Registered by name in `src/drivers/index.ts`. */
+/** A protocol: option checks, and the factory of one driver per run. Registered by name in `src/api/registry.ts`. */
 export interface Protocol {
   /**
    * spawnRun: the command starts a daemon that listens at `RunOptions.url`, and the run is a session on
