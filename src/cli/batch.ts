@@ -12,7 +12,7 @@ import { DEFAULT_PARALLEL, type CliOptions } from './args.js';
 import { BatchProgress, type BatchCounts } from './batch-progress.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';
 import { LineSplitter, type SplitLine } from '../text/line-splitter.js';
-import type { CliStreams } from './main.js';
+import type { CliStreams } from './streams.js';
 import { Stdout } from './output.js';
 import { formatElapsed, progressModeFor } from './progress.js';
 import { handleSignals } from './signals.js';

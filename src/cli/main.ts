@@ -1,6 +1,5 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
 import { statSync } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
 import { connectRun } from '../api/connect-run.js';
 import { spawnRun } from '../api/spawn-run.js';
 import type { Outcome, Run, RunOptions } from '../api/types.js';
@@ -12,7 +11,8 @@ import { ControlDispatcher } from './controls.js';
 import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { helpText, packageVersion, usageText } from './help.js';
-import { createOutputWriter, Stdout, type OutputStream } from './output.js';
+import { createOutputWriter, Stdout } from './output.js';
+import type { CliStreams } from './streams.js';
 import { Progress, progressModeFor } from './progress.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
@@ -20,15 +20,6 @@ import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } f
 import { readTask, readToken } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { UsageError } from './usage-error.js';
-
-/** The process streams supervise talks through (injectable so the wiring stays testable). */
-export interface CliStreams {
-  /** Created on first use only: touching process.stdin opens a handle. */
-  stdin: () => Readable;
-  stdinIsTTY: boolean;
-  stdout: OutputStream;
-  stderr: Writable & { isTTY?: boolean };
-}
 
 function requireDirectory(option: string, path: string | undefined): void {
   if (path === undefined) return;

@@ -6,7 +6,7 @@ import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher, type ControlTarget } from './controls.js';
 import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
-import type { CliStreams } from './main.js';
+import type { CliStreams } from './streams.js';
 import { createOutputWriter, Stdout } from './output.js';
 import { Progress, progressModeFor } from './progress.js';
 import type { RemoteCliOptions } from './queue-args.js';

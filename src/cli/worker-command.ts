@@ -2,7 +2,7 @@
 import { readProfilesFile, startWorker } from '../queue/index.js';
 import type { WorkerOptions, WorkerProfile } from '../queue/index.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import type { CliStreams } from './main.js';
+import type { CliStreams } from './streams.js';
 import type { WorkerCliOptions } from './queue-args.js';
 import { handleSignals } from './signals.js';
 import { UsageError } from './usage-error.js';

@@ -3,7 +3,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Usage } from '../wire/index.js';
 import type { ChildExit, RunResult } from './results.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
-import type { Delivery, OutcomeErrorCode, RejectedEvent, RunEvent } from './index.js';
+import type { Delivery, RejectedEvent, RunEvent } from './events.js';
+import type { OutcomeErrorCode } from './outcome.js';
 
 /** A control the caller (or the core itself) asks the driver to send: the Run API's vocabulary, for every protocol. */
 export type Control =

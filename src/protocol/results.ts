@@ -1,6 +1,6 @@
 // What a driver reports of how a run ended: the child's own account of its end, and the answer with its metadata.
 import type { Usage } from '../wire/index.js';
-import type { FinalTextFileRefusal, OutcomeErrorCode, OutcomeStatus } from './index.js';
+import type { FinalTextFileRefusal, OutcomeErrorCode, OutcomeStatus } from './outcome.js';
 
 /** The answer part of an outcome, as a driver obtained it. */
 export interface Answer {
