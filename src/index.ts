@@ -1,6 +1,8 @@
-// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
+// Public entry of subvisor: supervised runs (spawnRun, connectRun, attachRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
 export { spawnRun } from './api/spawn-run.js';
 export { connectRun } from './api/connect-run.js';
+export { attachRun, AttachError } from './api/attach-run.js';
+export type { AttachErrorCode } from './api/attach-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './api/types.js';

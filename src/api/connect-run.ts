@@ -39,6 +39,9 @@ function connectProtocolOf(options: ConnectOptions): Protocol {
 /** Applies the defaults and checks the options every daemon protocol shares. */
 export function resolveConnectOptions(options: ConnectOptions): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('connectRun needs an options object');
+  if ('durable' in options) {
+    throw new TypeError('a daemon keeps its sessions itself: re-attach to one with connectRun({ resume }) (mew: sessionId); durable applies to spawnRun of a Fen child');
+  }
   refuseUnknownKeys(options, CONNECT_OPTION_KEYS, 'connectRun');
   const { protocol, url, socketPath, token, clientId, resume, sessionId, mewTagCase, pingIntervalMs, pongTimeoutMs, reconnectGraceMs, ...shared } = options;
   if ((url === undefined) === (socketPath === undefined)) {

@@ -25,6 +25,7 @@ const OPTION_KEYS = Object.keys({
   maxFinalTextBytes: true,
   maxFrameBytes: true,
   keepFiles: true,
+  durable: true,
   retainEvents: true,
   highWaterMark: true,
   highWaterBytes: true,

@@ -92,6 +92,16 @@ export interface RunOptions {
   /** Keep the run directory (control and event files) after the run, for debugging. Default false. */
   keepFiles?: boolean;
   /**
+   * A run that outlives its parent (Fen only: its channel is two files, not a pipe). The child is not
+   * reaped when the parent dies, however it dies (SIGKILL, a signal, its exit): its output goes to a file
+   * in the run's directory (`stateDir/subvisor-durable-<runId>`), and a later parent re-attaches to it
+   * with `attachRun({ runId, stateDir })`. While a parent holds the run it renews a lease; once the
+   * parent is gone and nobody took the lease for `leaseMs` (default 30000), the watchdog reaps the tree
+   * and removes the files. The run id must name a directory (1-128 of `A-Z a-z 0-9 . _ -`). See
+   * docs/durable.md.
+   */
+  durable?: { leaseMs?: number };
+  /**
    * `true` (default): events that arrive before the first async iterator is created are kept, so a
    * late `for await` still sees every event from the first (Fen: past the high-water marks they wait in
    * the event file; other protocols keep them in memory). Set `false` when you only listen with
@@ -231,4 +241,17 @@ export interface ConnectOptions extends SharedRunOptions {
   pongTimeoutMs?: number;
   /** After a dropped connection, how long re-attaching may take before the run fails (`connection-lost`); 0: never re-attach. Default 10000. */
   reconnectGraceMs?: number;
+}
+
+/**
+ * Options of `attachRun`: which durable run (its `runId` and the `stateDir` it was started in), and how
+ * this parent's handle behaves. Everything else (timers, grace, keepAlive, the deadline) is the run's
+ * own, as its first parent set it (see docs/durable.md).
+ */
+export interface AttachOptions
+  extends Pick<RunOptions, 'signal' | 'ackTimeoutMs' | 'retainEvents' | 'highWaterMark' | 'highWaterBytes' | 'latencyBudgetMs' | 'handleParentSignals'> {
+  /** The durable run's id. */
+  runId: string;
+  /** Where it was started (`RunOptions.stateDir`). Default `os.tmpdir()`. */
+  stateDir?: string;
 }

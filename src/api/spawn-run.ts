@@ -21,6 +21,7 @@ export const RUN_DEFAULTS = {
   finalizeGraceMs: 120_000,
   readyTimeoutMs: 30_000,
   requestTimeoutMs: 30_000,
+  leaseMs: 30_000,
   maxFinalTextBytes: 64 * 1024 * 1024,
   maxFrameBytes: 16 * 1024 * 1024,
   highWaterMark: 1024,
@@ -161,6 +162,8 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
     connection: spawnedDaemon(options, protocol),
+    durable: durableOf(options, protocol),
+    attach: undefined,
   };
 }
 
@@ -185,6 +188,24 @@ function spawnedDaemon(options: RunOptions, protocol: Protocol | undefined): Res
     mewTagCase: tagCase(mewTagCase),
     ...CONNECT_DEFAULTS,
   };
+}
+
+/** `durable`: only for a protocol whose channel outlives the parent (which checks the rest, the run id among it). */
+function durableOf(options: RunOptions, protocol: Protocol | undefined): ResolvedRunOptions['durable'] {
+  const durable: unknown = options.durable;
+  if (durable === undefined) return undefined;
+  if (typeof durable !== 'object' || durable === null) throw new TypeError('options.durable must be an object ({ leaseMs })');
+  if (protocol !== undefined && protocol.durable !== true) {
+    throw new TypeError(
+      `protocol '${options.protocol ?? 'fen'}' cannot run durable: its channel is a pipe to the parent (or a daemon's connection), which dies with it; ` +
+        'only a Fen run (files) can be re-attached (a daemon session is re-attached through connectRun({ resume }))',
+    );
+  }
+  if (options.keepFiles === true) throw new TypeError('options.keepFiles does not apply to a durable run (its directory is kept while a parent may re-attach)');
+  const { leaseMs } = durable as { leaseMs?: unknown };
+  const lease = duration('durable.leaseMs', leaseMs ?? RUN_DEFAULTS.leaseMs);
+  if (lease < 100) throw new RangeError('options.durable.leaseMs must be at least 100 ms');
+  return { leaseMs: lease };
 }
 
 /** Checks `mewTagCase` (default `snake_case`). */

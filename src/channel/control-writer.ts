@@ -21,9 +21,9 @@ export class ControlWriter {
   readonly #sender: Sender<'control'>;
   #fd: number | undefined;
 
-  /** Opens `path` (which must exist) for appending. Throws on I/O errors. */
-  constructor(path: string, runId: string) {
-    this.#sender = createSender('control', runId);
+  /** Opens `path` (which must exist) for appending; the first line gets `startAfter + 1`. Throws on I/O errors. */
+  constructor(path: string, runId: string, startAfter = 0) {
+    this.#sender = createSender('control', runId, startAfter);
     this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
   }
 

@@ -1,6 +1,7 @@
 // The channel over two files: private run directory, control writer, event reader (no process code).
 export { createRunDirectory, removeRunDirectory, sweepOrphanedRunDirectories } from './directory.js';
 export type { RunDirectory } from './directory.js';
+export { createDurableDirectory, durableDirectoryOf, durableRunIds, isDurableRunId, openDurableDirectory, writtenControls } from './durable-directory.js';
 export { ControlWriter } from './control-writer.js';
 export type { ControlPayload, SendResult } from './control-writer.js';
 export { LineTail } from './line-tail.js';

@@ -1,6 +1,7 @@
-// The watchdog's second stage, run once the parent is gone: the kill ladder over every registered tree, then their run directories.
+// The watchdog's second stage, run once the parent is gone: the kill ladder over every registered tree (a durable one once its lease runs out), then their run directories.
 import { lstatSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isLiveHolder, readLease } from './lease.js';
 import { ProcessTree } from './process-tree.js';
 import type { WatchEntry, WatchedFiles } from './watchdog.js';
 
@@ -8,6 +9,8 @@ import type { WatchEntry, WatchedFiles } from './watchdog.js';
 const POLL_MS = 25;
 /** After SIGKILL, how long to wait for the tree to disappear before removing the files anyway. */
 const AFTER_KILL_WAIT_MS = 5000;
+/** How often a durable run's lease is read while the reaper waits for it to run out (or be taken). */
+const LEASE_POLL_MS = 500;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -53,6 +56,7 @@ function removeWatchedFiles({ dir, files }: WatchedFiles): void {
  * it the run's grace, SIGKILL what is left, then remove the run directory.
  */
 async function reap(entry: WatchEntry): Promise<void> {
+  if (entry.lease !== undefined && !(await leaseRunsOut(entry.lease))) return;
   const tree = new ProcessTree(entry.root, entry.marker, entry.rootStart);
   tree.rootExited(); // not our child: without /proc, walk from it only while its group exists
   tree.sweep();
@@ -64,6 +68,23 @@ async function reap(entry: WatchEntry): Promise<void> {
     }
   }
   if (entry.ownFiles !== undefined) removeWatchedFiles(entry.ownFiles);
+}
+
+/**
+ * A durable run's parent died: it is reaped only once the lease the parent held runs out, and not at
+ * all when another live parent took the lease meanwhile (it was re-attached). True: reap it.
+ */
+async function leaseRunsOut(lease: NonNullable<WatchEntry['lease']>): Promise<boolean> {
+  for (;;) {
+    const current = readLease(lease.dir);
+    // No lease to honour (its directory is gone or the file was mangled): nothing protects the tree.
+    if (current === undefined) return true;
+    const takenOver = current.holder !== lease.holder || current.holderStart !== lease.holderStart;
+    if (takenOver && isLiveHolder(current.holder, current.holderStart)) return false;
+    const left = current.until - Date.now();
+    if (left <= 0) return true;
+    await sleep(Math.min(left + 10, LEASE_POLL_MS));
+  }
 }
 
 /** One registration per line, as the watchdog kept them: `<id> <json>`. A garbled line is skipped. */

@@ -19,17 +19,18 @@ const SHUTDOWN_CAP_MS = 5000;
  * Every live run (all are SIGKILLed on 'exit'), whether it wants the signal handling, and how to
  * take it off the watchdog (which reaps it should the parent die by SIGKILL, where no hook runs).
  */
-const participants = new Map<ShutdownParticipant, { signals: boolean; unwatch: () => void }>();
+const participants = new Map<ShutdownParticipant, { signals: boolean; durable: boolean; unwatch: () => void }>();
 let exitHookInstalled = false;
 let signalHooksInstalled = false;
 let stopping = false;
 
 function onExit(): void {
-  for (const participant of participants.keys()) participant.killNow();
+  // A durable run outlives its parent by design: its lease, and the watchdog behind it, decide its end.
+  for (const [participant, flags] of participants) if (!flags.durable) participant.killNow();
 }
 
 function onSignal(signal: NodeJS.Signals): void {
-  const handled = [...participants].filter(([, flags]) => flags.signals).map(([participant]) => participant);
+  const handled = [...participants].filter(([, flags]) => flags.signals && !flags.durable).map(([participant]) => participant);
   if (stopping) {
     // A second signal: stop waiting.
     for (const participant of handled) participant.killNow();
@@ -73,8 +74,8 @@ function uninstallSignalHooks(): void {
 
 /** Installs exactly the hooks the live runs need, and nothing when no run is alive. */
 function refresh(): void {
-  const wantExit = participants.size > 0;
-  const wantSignals = [...participants.values()].some((flags) => flags.signals);
+  const wantExit = [...participants.values()].some((flags) => !flags.durable);
+  const wantSignals = [...participants.values()].some((flags) => flags.signals && !flags.durable);
   if (wantExit && !exitHookInstalled) process.on('exit', onExit);
   if (!wantExit && exitHookInstalled) process.off('exit', onExit);
   exitHookInstalled = wantExit;
@@ -88,10 +89,11 @@ function refresh(): void {
 
 /**
  * Adds a live run. With `signals` (the default of `handleParentSignals`) SIGINT/SIGTERM/SIGHUP of the
- * parent cancel and reap it; every live run is SIGKILLed when the process exits.
+ * parent cancel and reap it; every live run is SIGKILLed when the process exits, but a `durable` one,
+ * which outlives the parent (signals and exit alike) until its lease runs out.
  */
-export function registerLiveRun(participant: ShutdownParticipant, signals: boolean): void {
-  participants.set(participant, { signals, unwatch: () => undefined });
+export function registerLiveRun(participant: ShutdownParticipant, signals: boolean, durable = false): void {
+  participants.set(participant, { signals, durable, unwatch: () => undefined });
   refresh();
 }
 

@@ -1,9 +1,10 @@
 // Spawns one child as a process-group leader and owns its life: exit detection, output tail, kill ladder.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
+import { readRow } from './proc-table.js';
 import type { ProcessTable } from './proc-table.js';
 import { refreshTogether, signalTogether, sweepTogether } from './shared-scans.js';
 import type { WatchEntry, WatchedFiles } from './watchdog.js';
@@ -39,6 +40,18 @@ export interface SupervisedProcessOptions {
   /** Each chunk of stdout/stderr as it arrives (raw bytes; the receiver decodes only when it needs text). */
   onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
   onKill?: (step: KillStep) => void;
+  /**
+   * stdout and stderr go to this file (appended, 0600) instead of pipes: a child whose parent may die
+   * must not die of writing to a pipe nobody reads (a durable run). Nothing is passed to `onOutput`; the
+   * tail is the file's last bytes. `stdout: 'driver'` does not combine with it.
+   */
+  outputFile?: string;
+  /**
+   * Adopt a child that already runs (a durable run re-attached by another parent) instead of spawning
+   * one: its pid and its start time (a pid that now names another process is never signalled). Its exit
+   * is seen by polling /proc (it is not this process's child: its exit code is unknown).
+   */
+  adopt?: { pid: number; start: string };
 }
 
 /** How the root process ended. */
@@ -65,6 +78,12 @@ const FAST_POLL_MS = 5;
 const FAST_POLL_WINDOW_MS = 100;
 /** After SIGKILL, how long to wait for the tree to disappear before reporting anyway (never hang). */
 const AFTER_KILL_WAIT_MS = 5000;
+/**
+ * How often an adopted child (not this process's: no exit event) is looked for in /proc. Its exit is
+ * also told by its `exit` event, which the driver reads at once; this poll only bounds how long a child
+ * that died without one goes unnoticed. The timer keeps the process alive, as a child's handle does.
+ */
+const ADOPTED_POLL_MS = 250;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -120,8 +139,18 @@ export class SupervisedProcess {
     const { env: _env, args: _args, ...kept } = options;
     this.#options = kept;
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    if (options.adopt !== undefined) {
+      this.pid = options.adopt.pid;
+      this.#tree = new ProcessTree(options.adopt.pid, options.marker, options.adopt.start);
+      watchTree(this.#tree);
+      this.#watchAdopted(this.#tree);
+      this.reaped = this.exited.then((exit) => this.#reap(exit));
+      return;
+    }
     let subprocess: ChildProcess | undefined;
+    let outputFd: number | undefined;
     try {
+      if (options.outputFile !== undefined) outputFd = openSync(options.outputFile, 'a', 0o600);
       // Node's own spawn, not execa: every execa option that adds something (buffering, the result
       // promise, cleanup, the forced kill) would be turned off here, and its promise layer alone kept
       // about 23 KB of heap per child (docs/architecture.md, Dependencies).
@@ -130,12 +159,15 @@ export class SupervisedProcess {
         env: options.env,
         shell: false,
         detached: true,
-        stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+        stdio: [options.stdin ?? 'ignore', outputFd ?? 'pipe', outputFd ?? 'pipe'],
         windowsHide: true,
       });
     } catch (error) {
-      // Refused synchronously: E2BIG, an invalid argument (a NUL byte), ...
+      // Refused synchronously: E2BIG, an invalid argument (a NUL byte), a file that cannot be opened...
       this.#settleExit({ exitCode: null, signal: null, spawnError: spawnError(error, options) });
+    } finally {
+      // The child holds its own copy of the descriptor: the parent's is not needed.
+      if (outputFd !== undefined) closeSync(outputFd);
     }
     this.#subprocess = subprocess;
     this.pid = subprocess?.pid;
@@ -257,7 +289,18 @@ export class SupervisedProcess {
     this.#options.onOutput?.(chunk, stream);
   }
 
+  /** A child that polls as adopted: gone, a zombie, or a pid that now names another process. */
+  #watchAdopted(tree: ProcessTree): void {
+    const poll = setInterval(() => {
+      const row = readRow(tree.root);
+      if (row !== undefined && !row.zombie && row.start === tree.rootStart) return;
+      clearInterval(poll);
+      this.#settleExit({ exitCode: null, signal: null });
+    }, ADOPTED_POLL_MS);
+  }
+
   #outputTail(): string {
+    if (this.#options.outputFile !== undefined) return tailOfFile(this.#options.outputFile, this.#options.outputTailBytes);
     let tail = Buffer.concat(this.#output);
     if (tail.length > this.#options.outputTailBytes) tail = tail.subarray(tail.length - this.#options.outputTailBytes);
     // Skip UTF-8 continuation bytes cut at the front, so the tail starts on a whole character.
@@ -345,4 +388,24 @@ function spawnError(error: unknown, options: Pick<SupervisedProcessOptions, 'com
   const clear: Error & { code?: string } = new Error(message);
   clear.code = 'ENOENT';
   return clear;
+}
+
+/** The last `bytes` of a file as text starting on a whole character; '' when it cannot be read. */
+function tailOfFile(path: string, bytes: number): string {
+  if (bytes <= 0) return '';
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = statSync(path).size;
+    const length = Math.min(size, bytes);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    let start = 0;
+    while (start < tail.length && start < 3 && (tail[start]! & 0xc0) === 0x80) start++;
+    return tail.toString('utf8', start);
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -23,6 +23,11 @@ export interface WatchEntry {
   graceMs: number;
   /** The files the run made, removed once the tree is gone (then their directory if that left it empty). */
   ownFiles?: WatchedFiles;
+  /**
+   * A durable run: the parent held its lease in `dir`. Its death does not reap the run at once: the
+   * reaper waits until the lease runs out, and leaves the run alone if another parent took it meanwhile.
+   */
+  lease?: { dir: string; holder: number; holderStart: string };
 }
 
 /**

@@ -51,6 +51,17 @@ export interface Launch {
    * empty). Absent when nothing is to be removed (no files, or `keepFiles`).
    */
   ownFiles?: OwnFiles;
+  /**
+   * A durable run (`options.durable`, or one being re-attached): the driver's own run directory, where
+   * the core keeps the run's record (`run.json`), its lease and the child's output (`output.log`). Only a
+   * protocol that declares {@link Protocol.durable} returns it.
+   */
+  durableDir?: string;
+  /**
+   * A re-attached run (`options.attach`): the controls the earlier parent wrote, in order, whose acks
+   * the child wrote to the channel; the core mirrors them as it reads the channel from its start.
+   */
+  priorControls?: ReadonlyArray<{ ref: number; type: Control['type'] }>;
 }
 
 /** Files of one run, for the watchdog (see {@link Launch.ownFiles}). */
@@ -235,6 +246,11 @@ export interface Protocol {
    * it (mew). Only such a protocol takes `url` and `mewTagCase` from spawnRun (they become `connection`).
    */
   readonly spawnsDaemon?: boolean;
+  /**
+   * Its channel outlives the parent (files, not pipes): a run may be `durable` and re-attached by a later
+   * parent (`attachRun`). Only such a protocol accepts `options.durable`.
+   */
+  readonly durable?: boolean;
   /** Checks the protocol's own option rules; throws TypeError/RangeError (spawnRun throws it synchronously). */
   validate(options: ResolvedRunOptions): void;
   create(context: DriverContext): Driver;

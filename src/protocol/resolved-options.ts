@@ -33,6 +33,13 @@ export interface ResolvedRunOptions {
   handleParentSignals: boolean;
   approve: ApproveCallback | undefined;
   answerQuestion: AnswerQuestionCallback | undefined;
+  /** A durable run: its lease, renewed while a parent holds it (see RunOptions.durable); undefined otherwise. */
+  durable: { leaseMs: number } | undefined;
+  /**
+   * attachRun only: the durable run being re-attached, as its record says, with the lease this parent
+   * took. The driver opens `dir` instead of making a channel; the core adopts the child.
+   */
+  attach: AttachTarget | undefined;
   /** connectRun only: where the daemon is and how to attach; undefined for spawnRun. */
   connection: ResolvedConnection | undefined;
 }
@@ -53,4 +60,16 @@ export interface ResolvedConnection {
   pingIntervalMs: number;
   pongTimeoutMs: number;
   reconnectGraceMs: number;
+}
+
+/** The durable run attachRun re-attaches (see ResolvedRunOptions.attach). */
+export interface AttachTarget {
+  /** The run's directory (the driver's channel, its record and lease). */
+  dir: string;
+  /** The child's pid, its start time (a pid that now names another process is refused) and its tree marker. */
+  pid: number;
+  pidStart: string;
+  marker: string;
+  /** When the run started (epoch ms): files the child made since are its own. */
+  startedAt: number;
 }

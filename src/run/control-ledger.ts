@@ -63,6 +63,14 @@ export class ControlLedger {
     this.#waiters.set(seq, { type, origin: 'auto', resolve: () => undefined, timer: undefined });
   }
 
+  /**
+   * Records a control an earlier parent wrote (a re-attached durable run): its ack, read from the
+   * channel, is mirrored like any other, but nobody here awaits it and no `ack` listener hears it.
+   */
+  prior(seq: number, type: WireControlType): void {
+    this.#unacked.set(seq, type);
+  }
+
   /** Records a written control and returns the promise of its ack (`unanswered` after `timeoutMs`). */
   awaitAck(seq: number, type: WireControlType, origin: AckOrigin, timeoutMs: number | undefined): Promise<Ack> {
     this.#unacked.set(seq, type);

@@ -1,7 +1,7 @@
 // The run core: one protocol-free supervised run (process, timers, acks, events, state, outcome) around a driver.
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
-import type { Control, Driver, DriverSink, OwnFiles, ProcessPlan, Protocol, TurnReport } from '../protocol/driver.js';
+import type { Control, Driver, DriverSink, Launch, ProcessPlan, Protocol, TurnReport } from '../protocol/driver.js';
 import { ControlRefusedError } from './errors.js';
 import { isEndingControl, runEndedAck } from './ended-ack.js';
 import { RunHandle } from './run-handle.js';
@@ -9,13 +9,16 @@ import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { FinalVerdict, Verdict } from './outcome.js';
 import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
-import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
+import type { AttachTarget, ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { registerLiveRun, unregisterLiveRun, watchLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
-import { startChild } from './child-start.js';
+import { adoptChild, startChild } from './child-start.js';
+import type { ChildListeners } from './child-start.js';
+import { DurableTenure } from './durable-tenure.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
-import { SupervisedProcess } from '../process/supervised-process.js';
+import type { SupervisedProcess } from '../process/supervised-process.js';
+import type { WatchEntry } from '../process/watchdog.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Ack, Run } from './handle.js';
 import type { ExitRunEvent, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
@@ -38,7 +41,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   taskAck: Promise<Ack | undefined> = Promise.resolve(undefined);
 
   readonly #options: ResolvedRunOptions;
-  readonly #startedAt = Date.now();
+  /** When the run started (a re-attached run's, when its first parent started it). */
+  readonly #startedAt: number;
+  /** A durable run: this parent's hold on it (its lease). */
+  #tenure: DurableTenure | undefined;
   readonly #mirror: StateMirror;
   readonly #driver: Driver;
   #process: SupervisedProcess | undefined;
@@ -93,6 +99,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     });
     this.#options = options;
     this.id = options.runId;
+    this.#startedAt = options.attach?.startedAt ?? Date.now();
     this.#command = options.command;
     this.#mirror = new StateMirror((state, previous) => this.emit('state', state, previous));
     this.#ledger = new ControlLedger({
@@ -146,11 +153,14 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     if (launch.taskRef !== undefined) {
       this.taskAck = this.#ledger.awaitAck(launch.taskRef, 'prompt', 'task', options.ackTimeoutMs);
     }
+    // A re-attached run: the earlier parent's controls are answered in the channel read from its start.
+    for (const prior of launch.priorControls ?? []) this.#ledger.prior(prior.ref, prior.type);
     this.#controlsOpen = true;
     this.#launched = true;
-    registerLiveRun(this, options.handleParentSignals);
-    if (launch.process === undefined) this.#armTimers();
-    else this.#spawn(launch.process, launch.ownFiles);
+    registerLiveRun(this, options.handleParentSignals, launch.durableDir !== undefined);
+    if (options.attach !== undefined) this.#adopt(options.attach, launch);
+    else if (launch.process === undefined) this.#armTimers();
+    else this.#spawn(launch.process, launch);
   }
 
   get pid(): number | undefined {
@@ -245,22 +255,53 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* Start-up                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
 
-  #spawn(plan: ProcessPlan, ownFiles: OwnFiles | undefined): void {
+  #spawn(plan: ProcessPlan, launch: Launch): void {
+    const options = this.#options;
     this.#command = plan.command;
-    const child = startChild(plan, this.#options, {
+    const durableDir = launch.durableDir;
+    const { process: child, marker } = startChild(plan, options, this.#childListeners(), durableDir === undefined ? undefined : DurableTenure.outputOf(durableDir));
+    this.#process = child;
+    void child.exited.then((exit) => this.#onChildGone(exit));
+    if (child.pid === undefined) return; // the spawn error arrives through `exited`
+    let watch = child.watchEntry(launch.ownFiles);
+    if (durableDir !== undefined && watch !== undefined && options.durable !== undefined) {
+      const record = { runId: this.id, startedAt: this.#startedAt, pid: child.pid, pidStart: watch.rootStart, marker, command: plan.command, lastControlSeq: launch.taskRef ?? 0 };
+      try {
+        this.#tenure = DurableTenure.begin(durableDir, record, options, options.durable.leaseMs);
+        watch = this.#tenure.watchEntry(watch);
+      } catch (error) {
+        // Without its record and lease nobody could re-attach: the run goes on, owned by this parent alone.
+        this.#verdict ??= { status: 'failed', code: 'channel-error', error: `could not make the run durable: ${(error as Error).message}` };
+        this.#end(undefined, { cancel: true });
+      }
+    }
+    this.#watchAndAttach(child, watch);
+  }
+
+  /** attachRun: the durable run's child runs already; this parent owns it again (ladder, reaping, lease). */
+  #adopt(target: AttachTarget, launch: Launch): void {
+    const child = adoptChild(target, DurableTenure.outputOf(target.dir), this.#options, this.#childListeners());
+    this.#process = child;
+    void child.exited.then((exit) => this.#onChildGone(exit));
+    this.#tenure = DurableTenure.resume(target.dir, this.#options.durable?.leaseMs ?? 0);
+    const watch = child.watchEntry(launch.ownFiles);
+    this.#watchAndAttach(child, watch === undefined ? undefined : this.#tenure.watchEntry(watch));
+  }
+
+  #childListeners(): ChildListeners {
+    return {
       output: (text, stream) => {
         if (this.listenerCount('output') > 0) this.emit('output', text, stream);
       },
       kill: (step) => this.emit('kill', step),
-    });
-    this.#process = child;
-    void child.exited.then((exit) => this.#onChildGone(exit));
-    if (child.pid === undefined) return; // the spawn error arrives through `exited`
-    // From now on a parent killed without running any hook (SIGKILL, out of memory) is covered too.
-    const watch = child.watchEntry(ownFiles);
+    };
+  }
+
+  /** The child runs: the watchdog covers a parent killed without any hook, the driver reads its pipes, the bounds start. */
+  #watchAndAttach(child: SupervisedProcess, watch: WatchEntry | undefined): void {
     if (watch !== undefined) watchLiveRun(this, watch);
     this.#driver.attach({
-      pid: child.pid,
+      pid: child.pid!,
       stdin: child.stdin,
       stdout: child.stdout,
       signal: (signal) => child.signal(signal),
@@ -664,6 +705,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
     });
+    this.#tenure?.end();
     this.#driver.dispose();
     if (this.#launched) unregisterLiveRun(this);
     this.settle(outcome);

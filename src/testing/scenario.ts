@@ -187,6 +187,12 @@ export interface Scenario {
   turnTickMs?: number;
   idleTickMs?: number;
   /**
+   * Keeps running when its parent dies, as a real Fen child does (it runs in its own session, so it does
+   * not notice): for durable runs, whose child a later parent re-attaches to. Only `maxLifeMs` caps it
+   * then. Default false: a fake child exits as soon as its parent (or the process that made it) is gone.
+   */
+  outlivesParent?: boolean;
+  /**
    * Safety cap: after this long the child exits `failed` whatever it is doing (even when hung or
    * lingering). Default 600000 (10 minutes).
    */

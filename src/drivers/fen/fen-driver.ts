@@ -1,5 +1,5 @@
 // Fen's driver: the private channel directory and FEN_WIRE_* env, control lines, and event lines read into run facts.
-import { channelEnv, ControlWriter, createRunDirectory, removeRunDirectory } from '../../channel/index.js';
+import { channelEnv, ControlWriter, createDurableDirectory, createRunDirectory, isDurableRunId, openDurableDirectory, removeRunDirectory, writtenControls } from '../../channel/index.js';
 import type { ControlPayload, ReaderRejection, RunDirectory } from '../../channel/index.js';
 import type { Control, Driver, DriverContext, FinishReport, Launch, Protocol, SendOutcome } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
@@ -46,56 +46,82 @@ export class FenDriver implements Driver {
 
   launch(): Launch {
     const { options, runId } = this.#context;
+    const attach = options.attach;
     let directory: RunDirectory | undefined;
+    let created = false;
     try {
-      directory = createRunDirectory(options.stateDir, { keep: options.keepFiles });
+      if (attach !== undefined) {
+        directory = openDurableDirectory(attach.dir);
+      } else {
+        directory = options.durable !== undefined ? createDurableDirectory(options.stateDir, runId) : createRunDirectory(options.stateDir, { keep: options.keepFiles });
+        created = true;
+      }
       this.#directory = directory;
-      this.#writer = new ControlWriter(directory.controlPath, runId);
+      // A re-attached run: the earlier parent's controls stay as written; ours are stamped after them.
+      const prior = attach === undefined ? [] : writtenControls(directory.controlPath);
+      this.#writer = new ControlWriter(directory.controlPath, runId, prior.reduce((last, control) => Math.max(last, control.seq), 0));
       let taskRef: number | undefined;
-      if (options.task !== undefined) {
+      if (options.task !== undefined && attach === undefined) {
         const sent = this.#writer.send('prompt', { text: options.task });
         if (!sent.ok) throw new Error('rejection' in sent ? sent.rejection.reason : sent.reason);
         taskRef = sent.seq;
       }
-      const sink = this.#context.sink;
-      this.#reader = new TwoPassReader(
-        directory.eventPath,
-        runId,
-        {
-          facts: (event, ahead) => {
-            this.#facts(event);
-            if (ahead) sink.lineAhead(false);
-          },
-          publish: (event, bytes) => sink.event(withoutTransportNote(toRunEvent(event)), bytes),
-          rejectedFacts: (rejection, ahead) => this.#rejectionFacts(rejection, ahead),
-          publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
-          eventsDone: () => this.#eventsDone?.(),
-        },
-        { backpressure: () => this.#context.backpressure(), latencyBudgetMs: options.latencyBudgetMs },
-      );
-      this.#reader.start();
-      return {
-        process: {
+      this.#reader = this.#openReader(directory);
+      // A re-attached run's reader starts once the core knows the earlier parent's controls (attach()):
+      // their acks are in the file from its first lines.
+      if (attach === undefined) this.#reader.start();
+      const launch: Launch = {};
+      if (attach === undefined) {
+        launch.process = {
           command: options.command,
           args: options.args,
           env: channelEnv(directory, runId, options.deadlineMs),
           stdin: 'ignore',
           stdout: 'tail',
-        },
-        ...(taskRef === undefined ? {} : { taskRef }),
-        ...(options.keepFiles ? {} : { ownFiles: { dir: directory.dir, files: [directory.controlPath, directory.eventPath] } }),
-      };
+        };
+      } else {
+        launch.priorControls = prior.map(({ seq, type }) => ({ ref: seq, type }));
+      }
+      if (taskRef !== undefined) launch.taskRef = taskRef;
+      if (attach !== undefined || options.durable !== undefined) launch.durableDir = directory.dir;
+      if (!options.keepFiles) launch.ownFiles = { dir: directory.dir, files: [directory.controlPath, directory.eventPath] };
+      return launch;
     } catch (error) {
       this.#writer?.close();
       this.#reader?.close();
-      if (directory !== undefined) removeRunDirectory(directory.dir);
+      // Only what this launch made is removed: a re-attached run's directory stays the run's.
+      if (directory !== undefined && created) removeRunDirectory(directory.dir);
       this.#directory = undefined;
-      throw new Error(`could not set up the run directory under ${options.stateDir}: ${(error as Error).message}`);
+      const where = attach === undefined ? `set up the run directory under ${options.stateDir}` : `open the run directory ${attach.dir}`;
+      throw new Error(`could not ${where}: ${(error as Error).message}`);
     }
   }
 
+  /** The reader of the event file, from its start (a re-attached run reads what the child wrote before too). */
+  #openReader(directory: RunDirectory): TwoPassReader {
+    const sink = this.#context.sink;
+    const reader = new TwoPassReader(
+      directory.eventPath,
+      this.#context.runId,
+      {
+        facts: (event, ahead) => {
+          this.#facts(event);
+          if (ahead) sink.lineAhead(false);
+        },
+        publish: (event, bytes) => sink.event(withoutTransportNote(toRunEvent(event)), bytes),
+        rejectedFacts: (rejection, ahead) => this.#rejectionFacts(rejection, ahead),
+        publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
+        eventsDone: () => this.#eventsDone?.(),
+      },
+      { backpressure: () => this.#context.backpressure(), latencyBudgetMs: this.#context.options.latencyBudgetMs },
+    );
+    return reader;
+  }
+
   attach(): void {
-    // Fen's channel is the run directory, already open: the pipes are only tailed.
+    // Fen's channel is the run directory, already open (the pipes are only tailed). A re-attached run's
+    // events are read from the start of the file, once the caller holding the handle could add listeners.
+    if (this.#context.options.attach !== undefined) queueMicrotask(() => this.#reader?.start());
   }
 
   send(control: Control): SendOutcome {
@@ -204,7 +230,11 @@ function toRejectedEvent(rejection: ReaderRejection): RejectedEvent {
 
 /** Fen's wire protocol (the default). */
 export const fenProtocol: Protocol = {
+  durable: true,
   validate(options: ResolvedRunOptions): void {
+    if (options.durable !== undefined && !isDurableRunId(options.runId)) {
+      throw new TypeError("a durable run's runId must be 1-128 characters of A-Z a-z 0-9 . _ - (it names its directory)");
+    }
     if (options.task === undefined) return;
     const encoded = createSender('control', options.runId).next('prompt', { text: options.task });
     if (!encoded.ok) throw new RangeError(`options.task cannot be sent as a prompt: ${encoded.rejection.reason}`);

@@ -67,7 +67,7 @@ export class FakeChildRun {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly config: ChildConfig) {
-    this.lifeline = new Lifeline(config.scenario.maxLifeMs ?? DEFAULT_MAX_LIFE_MS, config.ownerPid);
+    this.lifeline = new Lifeline(config.scenario.maxLifeMs ?? DEFAULT_MAX_LIFE_MS, config.ownerPid, config.scenario.outlivesParent === true);
     this.transcript = new TranscriptWriter(config.transcriptDir, config.scenarioName, this.lifeline.started);
     this.events = new FakeEventWriter(config.eventPath, config.runId, {
       written: (line, raw) => this.recordEvent(line, raw),

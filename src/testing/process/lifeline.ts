@@ -24,10 +24,14 @@ export class Lifeline {
   readonly started = Date.now();
   private readonly initialParent = process.ppid;
 
-  /** `ownerPid`: the process that made this fake child (see CHILD_ENV.ownerPid), watched beside the parent. */
+  /**
+   * `ownerPid`: the process that made this fake child (see CHILD_ENV.ownerPid), watched beside the parent.
+   * `outlivesParent`: neither is watched (a durable run's child goes on without them); only `maxLifeMs` caps it.
+   */
   constructor(
     private readonly maxLifeMs: number,
     private readonly ownerPid?: number,
+    private readonly outlivesParent = false,
   ) {}
 
   /** Milliseconds since the child started. */
@@ -40,6 +44,7 @@ export class Lifeline {
    * child is gone (this also covers a parent that died before the child could record its pid).
    */
   parentGone(): boolean {
+    if (this.outlivesParent) return false;
     return process.ppid !== this.initialParent || (this.ownerPid !== undefined && !isRunning(this.ownerPid));
   }
 

@@ -55,7 +55,8 @@ const ALLOWED: Record<string, string[]> = {
   drivers: ['drivers', 'protocol', 'channel', 'wire', 'text'],
   process: ['process'],
   run: ['run', 'protocol', 'process', 'wire', 'text'],
-  api: ['api', 'run', 'drivers', 'protocol', 'wire', 'text'],
+  // attachRun finds a durable run's directory by its channel's naming.
+  api: ['api', 'run', 'drivers', 'protocol', 'channel', 'wire', 'text'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
   pool: ['pool', 'api', 'run', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
