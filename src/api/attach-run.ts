@@ -1,9 +1,9 @@
 // attachRun: a durable run's later parent: finds its directory and record, checks the child and the lease, and supervises it again with the same Run handle.
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { durableDirectoryOf, isDurableRunId } from '../channel/index.js';
+import { durableDirectoryOf, durableRunIds, isDurableRunId } from '../channel/index.js';
 import { readDurableRecord } from '../run/durable-record.js';
-import { childStateOf, takeOver } from '../run/durable-tenure.js';
+import { childStateOf, leaseHolderOf, takeOver } from '../run/durable-tenure.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import type { AttachOptions, Run } from './types.js';
 import { refuseUnknownKeys } from './option-checks.js';
@@ -106,4 +106,16 @@ export function attachRun(options: AttachOptions): Run {
     attach: { dir, pid: record.pid, pidStart: record.pidStart, marker: record.marker, startedAt: record.startedAt },
   };
   return startRun(resolved, protocol);
+}
+
+/**
+ * The durable runs under `stateDir` that `attachRun` would take now: a record, a live child, and no live
+ * parent holding the lease (what a restarted orchestrator re-attaches to; see the pool's `reattach()`).
+ */
+export function attachableRuns(stateDir: string = tmpdir()): string[] {
+  return durableRunIds(stateDir).filter((runId) => {
+    const dir = durableDirectoryOf(stateDir, runId);
+    const record = readDurableRecord(dir);
+    return record !== undefined && record.runId === runId && childStateOf(record) === 'alive' && leaseHolderOf(dir) === undefined;
+  });
 }

@@ -66,6 +66,10 @@ export interface CliOptions {
   keepAlive: boolean;
   stateDir?: string;
   keepFiles: boolean;
+  /** --durable LEASE: a durable run (RunOptions.durable) with this lease. */
+  durableLeaseMs?: number;
+  /** `supervise attach RUN_ID`: re-attach to this durable run (attachRun) instead of starting one. */
+  attachRunId?: string;
   env: Record<string, string>;
   quiet: boolean;
   /** --tasks FILE, or '-' for standard input: batch mode, one task per line. */
@@ -87,7 +91,7 @@ export type ParsedCommandLine =
   | { kind: 'version' }
   | { kind: 'run'; options: CliOptions };
 
-const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget'] as const;
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget', 'durable'] as const;
 
 /**
  * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
@@ -130,6 +134,7 @@ export const OPTION_SPEC = {
   'keep-alive': { type: 'boolean' },
   'state-dir': { type: 'string' },
   'keep-files': { type: 'boolean' },
+  durable: { type: 'string' },
   env: { type: 'string', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
   tasks: { type: 'string' },
@@ -217,7 +222,7 @@ function checkDaemonOptions(values: Record<string, unknown>, protocol: string, u
   }
   if (!connect && values['session-id'] !== undefined) throw new UsageError('--session-id attaches to a session of a running daemon: give no command after --.');
   if (connect) {
-    const spawnOnly = (['env', 'state-dir', 'keep-files', 'tasks'] as const).find((name) => values[name] !== undefined);
+    const spawnOnly = (['env', 'state-dir', 'keep-files', 'tasks', 'durable'] as const).find((name) => values[name] !== undefined);
     if (spawnOnly !== undefined) throw new UsageError(`--${spawnOnly} does not apply when attaching to a daemon (--url with no command).`);
   }
 }
@@ -325,6 +330,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     finalizeGraceMs: durationOption('finalize-grace', values['finalize-grace'], true),
     stallTimeoutMs: durationOption('stall-timeout', values['stall-timeout'], false),
     latencyBudgetMs: latencyBudget(values['latency-budget']),
+    durableLeaseMs: durationOption('durable', values.durable, false),
     tasks,
     parallel,
     url,
@@ -338,4 +344,44 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     if (value !== undefined) Object.assign(options, { [key]: value });
   }
   return { kind: 'run', options };
+}
+
+/** The options `supervise attach RUN_ID` takes: where the run was started, and how this parent reports it. */
+const ATTACH_SPEC = {
+  'state-dir': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  controls: { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+/** `supervise attach RUN_ID [--state-dir DIR] [-o MODE] [--controls FILE] [-q]` (argv after `attach`). */
+export function parseAttachCommandLine(argv: readonly string[]): CliOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: ATTACH_SPEC, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw parseArgsUsageError(error, Object.keys(ATTACH_SPEC), 'supervise attach takes the run id, then --state-dir, --output, --controls and --quiet.');
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) throw new UsageError('supervise attach needs exactly one run id: supervise attach RUN_ID [--state-dir DIR]');
+  const output = values.output ?? 'text';
+  if (!(OUTPUT_MODES as readonly string[]).includes(output)) throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
+  const options: CliOptions = {
+    protocol: 'fen',
+    connect: false,
+    approve: 'never',
+    command: '',
+    args: [],
+    output: output as OutputMode,
+    keepAlive: false,
+    keepFiles: false,
+    env: {},
+    quiet: values.quiet === true,
+    attachRunId: positionals[0]!,
+  };
+  const stateDir = nonEmpty('state-dir', values['state-dir']);
+  if (stateDir !== undefined) options.stateDir = stateDir;
+  const controls = nonEmpty('controls', values.controls);
+  if (controls !== undefined) options.controls = controls;
+  return options;
 }

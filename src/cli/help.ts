@@ -39,6 +39,8 @@ Usage:
   supervise --tasks FILE [--parallel N] [run options] -- <child command> [args...]
   supervise --redis URL --queue NAME --profile NAME [--task TEXT] [queue run options]
   supervise worker --redis URL --queue NAME --profiles FILE [worker options]
+  supervise attach RUN_ID [--state-dir DIR] [-o MODE] [--controls FILE] [-q]
+                          (a durable run started with --durable: its answer, and its exit code)
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -129,6 +131,8 @@ ${section('Run options', [
     'finalize or cancel control, the timeout, or a signal'],
   ['--state-dir DIR', 'where the private run directory is made (default: the temp dir)'],
   ['--keep-files', 'keep the run directory (control and event files) for debugging'],
+  ['--durable LEASE', 'a durable run (Fen): it outlives supervise; re-attach with `supervise attach`;',
+    'unattended for LEASE (e.g. 30s), it is reaped'],
   ['-h, --help', 'show this help'],
   ['--version', 'show the version'],
 ])}

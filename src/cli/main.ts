@@ -1,10 +1,11 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
 import { statSync } from 'node:fs';
+import { AttachError, attachRun } from '../api/attach-run.js';
 import { connectRun } from '../api/connect-run.js';
 import { spawnRun } from '../api/spawn-run.js';
 import type { Outcome, Run, RunOptions } from '../api/types.js';
 import { approveCallbackFor } from './approval-policy.js';
-import { parseCommandLine, type CliOptions } from './args.js';
+import { parseAttachCommandLine, parseCommandLine, type CliOptions } from './args.js';
 import { runBatch } from './batch.js';
 import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher } from './controls.js';
@@ -41,6 +42,7 @@ function runOptionsFrom(options: CliOptions, task: string): RunOptions {
     handleParentSignals: false,
   };
   if (options.runId !== undefined) runOptions.runId = options.runId;
+  if (options.durableLeaseMs !== undefined) runOptions.durable = { leaseMs: options.durableLeaseMs };
   return runOptions;
 }
 
@@ -48,8 +50,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   requireDirectory('cwd', options.cwd);
   requireDirectory('state-dir', options.stateDir);
   if (options.tasks !== undefined) return runBatch(options, options.tasks, streams);
-  // Re-attaching to a fuseraft serve task sends no task.
-  const reattach = options.protocol === 'fuseraft-serve' && options.sessionId !== undefined;
+  // Re-attaching to a fuseraft serve task, or to a durable run, sends no task.
+  const reattach = (options.protocol === 'fuseraft-serve' && options.sessionId !== undefined) || options.attachRunId !== undefined;
   const task = reattach ? undefined : await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
   const token = options.tokenFile === undefined ? undefined : await readToken(options.tokenFile);
 
@@ -77,11 +79,17 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
 
   let run: Run;
   try {
-    run = options.connect
+    run = options.attachRunId !== undefined
+      ? attachRun({ runId: options.attachRunId, ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }), handleParentSignals: false })
+      : options.connect
       ? connectRun({ ...connectOptionsFrom(options, task?.text, token), ...(approve === undefined ? {} : { approve }) })
       : spawnRun({ ...runOptionsFrom(options, task!.text), ...(approve === undefined ? {} : { approve }) });
   } catch (error) {
     controls?.close();
+    if (error instanceof AttachError) {
+      streams.stderr.write(`supervise: cannot attach to run ${error.runId} (${error.code}): ${error.message}\n`);
+      return EXIT.notStarted;
+    }
     throw new UsageError(`cannot start the run: ${(error as Error).message}`);
   }
   const stdout = new Stdout(streams.stdout);
@@ -128,6 +136,7 @@ export async function main(argv: readonly string[], streams: CliStreams): Promis
       const { runWorkerCommand } = await import('./worker-command.js');
       return await runWorkerCommand(options, streams);
     }
+    if (argv[0] === 'attach') return await supervise(parseAttachCommandLine(argv.slice(1)), streams);
     if (isRemoteCommandLine(argv)) {
       const options = parseRemoteCommandLine(argv);
       const { superviseRemote } = await import('./remote.js');

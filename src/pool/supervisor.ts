@@ -1,10 +1,12 @@
 // createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries and shutdown.
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import PQueue from 'p-queue';
 import { GuardedEmitter } from '../run/guarded-emitter.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { registerLiveRun, unregisterLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
+import { attachableRuns, attachRun } from '../api/attach-run.js';
 import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
 import type { Outcome, Run, RunOptions, StreamIterator } from '../api/types.js';
 import { SupervisorClosedError } from './errors.js';
@@ -77,7 +79,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     checkConcurrency(options.concurrency);
     const defaults = options.defaults ?? {};
     if (typeof defaults !== 'object' || defaults === null) throw new TypeError('options.defaults must be an object');
-    this.#defaults = { ...defaults };
+    this.#defaults = { ...defaults, ...(options.durable === undefined ? {} : { durable: options.durable }) };
     if (options.start !== undefined && typeof options.start !== 'function') throw new TypeError('options.start must be a function');
     this.#startRun = options.start;
     this.#retry = checkRetryPolicy(options.retry, 'options.retry');
@@ -131,6 +133,17 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     return run;
   }
 
+  reattach(options: { stateDir?: string } = {}): PoolRun[] {
+    if (this.#closed) throw new SupervisorClosedError('the supervisor is shut down: reattach() accepts no more runs');
+    const stateDir = options.stateDir ?? this.#defaults.stateDir ?? tmpdir();
+    return attachableRuns(stateDir).map((runId) => {
+      const start = () => attachRun({ runId, stateDir, handleParentSignals: this.#signals });
+      const run = this.#create({ runId, command: `(re-attached durable run ${runId})` }, 0, 1, undefined, start);
+      this.#admit(run, { policy: undefined, explicitId: true }, 0);
+      return run;
+    });
+  }
+
   onIdle(): Promise<void> {
     if (this.#live.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
@@ -174,9 +187,15 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   /* ---------------------------------------------------------------------------------------------- */
 
   /** A new handle; its AbortController takes it out of the p-queue when it is cancelled while queued. */
-  #create(options: RunOptions & { runId: string }, priority: number, attempt: number, retryOf: PooledRun | undefined): PooledRun {
+  #create(
+    options: RunOptions & { runId: string },
+    priority: number,
+    attempt: number,
+    retryOf: PooledRun | undefined,
+    start: (options: RunOptions) => Run = this.#startRun ?? spawnRun,
+  ): PooledRun {
     const controller = new AbortController();
-    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start: this.#startRun ?? spawnRun });
+    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start });
     this.#controllers.set(run, controller);
     return run;
   }

@@ -64,6 +64,11 @@ export interface SupervisorOptions {
    * `createInMemoryRun`) gets the merged options and checks them itself, when the run starts.
    */
   start?: (options: RunOptions) => Run;
+  /**
+   * Every run of the pool is durable (`RunOptions.durable`, Fen only): it outlives this process, and a
+   * pool of a later process re-attaches to it with {@link Supervisor.reattach}.
+   */
+  durable?: { leaseMs?: number };
 }
 
 /** How {@link Supervisor.shutdown} treats runs that are running (queued runs are always cancelled). */
@@ -182,6 +187,13 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
   readonly closed: boolean;
   /** Resolves when nothing is queued or running and every tree is gone (at once when idle now). */
   onIdle(): Promise<void>;
+  /**
+   * Re-attaches to every durable run under `stateDir` (default: the pool's `defaults.stateDir`, else
+   * `os.tmpdir()`) that a restarted orchestrator left behind: a record, a live child, no live parent
+   * holding its lease. Each is a run of this pool, queued like any other and counted against its
+   * concurrency, started with `attachRun`; never retried (its task is the earlier process's).
+   */
+  reattach(options?: { stateDir?: string }): PoolRun[];
   /**
    * Every event of every run as `{ run, event }`, in order per run, from the runs that start after the
    * call (and, for runs already running, from the call on, plus what they retained if nobody iterated

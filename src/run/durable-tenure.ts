@@ -1,6 +1,6 @@
 // A parent's tenure of a durable run: its record written, its lease taken and renewed, and what the watchdog needs to honour the lease.
 import { join } from 'node:path';
-import { LEASE_FILE, LeaseHeldError, LeaseKeeper, ownStart, takeLease } from '../process/lease.js';
+import { isLiveHolder, LEASE_FILE, LeaseHeldError, LeaseKeeper, ownStart, readLease, takeLease } from '../process/lease.js';
 import { readRow } from '../process/proc-table.js';
 import type { WatchEntry } from '../process/watchdog.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
@@ -85,4 +85,10 @@ export function takeOver(dir: string, leaseMs: number): { holder: number; reason
     if (error instanceof LeaseHeldError) return { holder: error.holder, reason: error.message };
     throw error;
   }
+}
+
+/** The live process holding the run's lease, or undefined when nobody does (it is free to take). */
+export function leaseHolderOf(dir: string): number | undefined {
+  const lease = readLease(dir);
+  return lease !== undefined && isLiveHolder(lease.holder, lease.holderStart) ? lease.holder : undefined;
 }

@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AttachError, attachRun, connectRun, spawnRun } from '../../../src/index.js';
+import { AttachError, attachRun, connectRun, createSupervisor, spawnRun } from '../../../src/index.js';
 import type { Run, RunEvent } from '../../../src/index.js';
 import { fakeChild, waitUntilGone } from '../../../src/testing/index.js';
+import { startCli } from '../../helpers/cli-run.js';
 import type { FakeChild, Scenario } from '../../../src/testing/index.js';
 
 const PARENT = fileURLToPath(new URL('../../helpers/durable-parent.mjs', import.meta.url));
@@ -180,6 +181,47 @@ describe('durable runs: a parent killed mid-turn, a new parent re-attached', () 
     const until = Date.now() + 3_000;
     while (existsSync(join(dir, 'subvisor-durable-run-d')) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('durable runs after a restart: the pool and supervise', () => {
+  it('a pool re-attaches every durable run it finds, counted against its concurrency, each ending done', async () => {
+    const dir = stateDir();
+    const killed = [];
+    for (const runId of ['pool-1', 'pool-2']) {
+      const fake = child([{ steps: [{ pause: 800 }], answer: `answer of ${runId}` }]);
+      const { parent, seen } = await startParent(fake, { dir, runId, leaseMs: 10_000 }, 'turn-started');
+      await kill(parent);
+      killed.push(seen.pid);
+    }
+    const sup = createSupervisor({ concurrency: 1, handleParentSignals: false });
+    let peak = 0;
+    sup.on('start', () => (peak = Math.max(peak, sup.running)));
+    const runs = sup.reattach({ stateDir: dir });
+    expect(runs.map((run) => run.id).sort()).toEqual(['pool-1', 'pool-2']);
+    expect(sup.queued + sup.running).toBe(2);
+    const outcomes = await Promise.all(runs.map((run) => run.outcome));
+    expect(outcomes.map((outcome) => [outcome.runId, outcome.status, outcome.finalText]).sort()).toEqual([
+      ['pool-1', 'done', 'answer of pool-1'],
+      ['pool-2', 'done', 'answer of pool-2'],
+    ]);
+    expect(peak).toBe(1);
+    expect(sup.reattach({ stateDir: dir })).toEqual([]); // nothing left to re-attach
+    await sup.shutdown();
+    expect(await waitUntilGone(killed, 5_000)).toEqual([]);
+  });
+
+  it('supervise attach RUN_ID prints the answer and exits with the run\'s code; a run it cannot take exits 3 saying why', async () => {
+    const dir = stateDir();
+    const fake = child([{ steps: [{ pause: 800 }], answer: 'The attached answer.' }]);
+    const { parent } = await startParent(fake, { dir, runId: 'cli-1', leaseMs: 10_000 }, 'turn-started');
+    await kill(parent);
+    const attached = await startCli(['attach', 'cli-1', '--state-dir', dir, '-q']).result;
+    expect(attached.code).toBe(0);
+    expect(attached.stdout.toString()).toBe('The attached answer.');
+    const missing = await startCli(['attach', 'cli-1', '--state-dir', dir]).result;
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('cannot attach to run cli-1 (not-found)');
   });
 });
 
