@@ -140,6 +140,12 @@ export interface DriverSink {
   /** Drivers without a process only: the peer is gone and nothing more will come; the run ends. */
   gone(): void;
   /**
+   * The peer's own id of this conversation (fuseraft's `sessionId`, mew's `session_id`, HEP's `session`,
+   * a fuseraft serve task's `sessionId`): with it a caller resumes the conversation by the peer's own
+   * means. The latest report is the outcome's `sessionId`.
+   */
+  session(id: string): void;
+  /**
    * The peer waits for an answer this driver cannot give (a request kind it has no response for, and no
    * denial it may send): `id` names the request, `what` describes it (no secrets). The core bounds the
    * wait: unless {@link DriverSink.unblocked} comes within `requestTimeoutMs` (another client of a daemon

@@ -133,5 +133,11 @@ export interface Outcome {
   outputTail: string;
   /** Wall time from `spawnRun` to the outcome. */
   durationMs: number;
+  /**
+   * The peer's own id of the conversation, where its protocol has one (fuseraft: `ready.sessionId`;
+   * mew: `session_ready.session_id`; HEP: `hep_header.session`; fuseraft serve: the task's `sessionId`):
+   * resume with the peer's own means (docs/durable.md says which, per protocol). Fen has none.
+   */
+  sessionId?: string;
 }
 

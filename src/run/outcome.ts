@@ -90,6 +90,8 @@ export interface OutcomeInputs {
   turns: number;
   rejectedLines: number;
   durationMs: number;
+  /** The peer's own session id, when its driver reported one. */
+  sessionId?: string | undefined;
 }
 
 /** Builds the outcome record. A run that ended `done` without a result has a missing answer: `truncated` with a note. */
@@ -123,6 +125,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
     outcome.truncationNote = 'the child exited done without sending a result';
   }
   if (result !== undefined) outcome.stopReason = result.stopReason;
+  if (inputs.sessionId !== undefined) outcome.sessionId = inputs.sessionId;
   const usage = result?.usage ?? inputs.turnUsage;
   if (usage !== undefined) outcome.usage = usage;
   return outcome;

@@ -64,6 +64,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /** The run's single verdict, once the child is gone: every published `exit` carries its status. */
   #finalVerdict: Verdict | undefined;
   #result: RunResult | undefined;
+  /** The peer's own session id (DriverSink.session). */
+  #sessionId: string | undefined;
   #turnUsage: RunResult['usage'];
   #turns = 0;
   #turnOpen = false;
@@ -459,6 +461,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         if (!this.#ended) this.#onChannelBroken(reason);
       },
       gone: () => this.#onPeerGone(),
+      session: (id) => {
+        if (!this.#ended) this.#sessionId = id;
+      },
       blocked: (id, what) => this.#bounds.blocked(id, what),
       unblocked: (id) => this.#bounds.unblocked(id),
     };
@@ -704,6 +709,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       turns: this.#turns,
       rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
+      sessionId: this.#sessionId,
     });
     this.#tenure?.end();
     this.#driver.dispose();

@@ -48,6 +48,8 @@ export interface InMemoryChild {
   rejected(event: Omit<RejectedEvent, 'type'>): void;
   /** A protocol failure the run cannot survive. */
   fatal(code: OutcomeErrorCode, error: string): void;
+  /** The peer's own session id (the outcome's `sessionId`). */
+  session(id: string): void;
   /** The connection is gone: the run wraps up. */
   gone(): void;
   /** A request the child waits on and the driver could not answer (the run fails past `requestTimeoutMs` unless unblocked). */
@@ -205,6 +207,9 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
     },
     unblocked(id) {
       sink().unblocked(id);
+    },
+    session(id) {
+      sink().session(id);
     },
     fatal(code, error) {
       sink().fatal(code, error);

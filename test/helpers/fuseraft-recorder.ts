@@ -55,6 +55,7 @@ export function recorder(options: { stdinBroken?: boolean } = {}): Recorder {
   };
   const facts: SessionFacts = {
     ready: () => log.push(['ready']),
+    session: () => undefined,
     event: (draft) => {
       events.push(draft);
       log.push(['event', draft.type]);

@@ -59,6 +59,8 @@ export interface Expectation {
 
 export interface MatrixProtocol {
   name: string;
+  /** The peer names its conversation (the outcome's `sessionId`); Fen's wire has no session id. */
+  hasSession: boolean;
   /** Cells that do not apply to this protocol, each with the reason (asserted by the test, not skipped in silence). */
   notApplicable: Partial<Record<Cell, string>>;
   start(cell: Cell, stateDir: string): Promise<Started>;
@@ -112,6 +114,7 @@ function fenScenario(cell: Cell): Scenario {
 
 export const FEN: MatrixProtocol = {
   name: 'fen',
+  hasSession: false,
   notApplicable: {
     'blocking-request': "Fen's wire protocol has no request a parent must answer: the child never waits on its parent mid-turn (the honest run stands in)",
   },
@@ -153,6 +156,7 @@ function processExpectation(cell: Cell, own: { crashCode: OutcomeErrorCode; stub
 const HEP_HONEST: FaStep[] = [{ tool: 'read', args: { path: TOOL_INPUT }, result: 'file text' }, { text: ANSWER, chunks: 3 }];
 
 export const HEP: MatrixProtocol = {
+  hasSession: true,
   name: 'hep',
   notApplicable: {
     'blocking-request': 'HEP v1 is one prompt per process with stdin closed: fa never asks its parent anything (the honest run stands in)',
@@ -229,6 +233,7 @@ function replScenario(cell: Cell): FuseraftScenario {
 }
 
 export const FUSERAFT: MatrixProtocol = {
+  hasSession: true,
   name: 'fuseraft',
   notApplicable: {},
   async start(cell, stateDir) {
@@ -267,6 +272,7 @@ function bridgeScenario(cell: Cell): FuseraftScenario {
 }
 
 export const FUSERAFT_BRIDGE: MatrixProtocol = {
+  hasSession: true,
   name: 'fuseraft-bridge',
   notApplicable: {},
   async start(cell, stateDir) {
@@ -358,6 +364,7 @@ function daemonProtocol(
 ): MatrixProtocol {
   return {
     name,
+    hasSession: true,
     notApplicable: {},
     async start(cell) {
       const daemon = cell === 'never-ready' ? await mute() : await fake(cell);

@@ -41,6 +41,7 @@ export function mewRecorder(): MewRecorder {
     },
     facts: {
       ready: () => void log.push(['ready']),
+      session: () => undefined,
       event: (draft) => {
         events.push(draft);
         log.push(['event', draft.type]);

@@ -147,6 +147,8 @@ export class BridgeSession {
     }
     this.#readySeen = true;
     this.#state = 'ready';
+    const sessionId = stringField(frame, 'sessionId');
+    if (sessionId !== undefined) this.#facts.session(sessionId);
     this.#facts.ready();
     this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     // The task was given on the command line: the session is at work from here on.

@@ -179,6 +179,8 @@ export class ReplSession {
     }
     this.#readySeen = true;
     this.#state = advance(this.#state, 'started');
+    const sessionId = stringField(frame, 'sessionId');
+    if (sessionId !== undefined) this.#facts.session(sessionId);
     this.#facts.ready();
     this.#facts.event(withExtras({ type: 'ready' }, frame, []));
     if (this.#taskRef !== undefined && this.#state === 'ready') {

@@ -236,6 +236,7 @@ class FuseraftServeDriver implements Driver {
     if (resume !== undefined) {
       // The turn opens before the ready event goes out, so keepAlive: false does not close an idle-looking run.
       const task: Task = { ref: undefined, text: undefined, sessionId: resume, turn: ++this.#turns, cancelled: false };
+      this.#context.sink.session(resume);
       this.#task = task;
       this.#context.sink.turnStarted(task.turn);
       this.#channel.event(withExtras({ type: 'ready' }, frame, []));
@@ -291,6 +292,7 @@ class FuseraftServeDriver implements Driver {
 
   #confirmTask(task: Task, sessionId: string, position: number | undefined): void {
     task.sessionId = sessionId;
+    this.#context.sink.session(sessionId);
     if (task.ref !== undefined) this.#context.sink.ack(task.ref, 'accepted');
     this.#openTurn(task, { sessionId, ...(position === undefined ? {} : { position }) });
   }

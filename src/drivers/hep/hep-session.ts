@@ -117,6 +117,7 @@ export class HepSession {
     }
     this.#headerSeen = true;
     const frame = (parseLine(text) as { frame: HepFrame }).frame;
+    if (typeof frame['session'] === 'string') this.#sink.session(frame['session']);
     this.#sink.ready();
     this.#publish(addExtras({ type: 'ready', protocol: 'hep' }, frame, NONE), seq);
   }

@@ -190,6 +190,8 @@ export class MewSession {
   #onReady(event: EventDraft): void {
     if (this.#phase === 'ended') return;
     this.#state = advance(this.#state, 'started');
+    const sessionId = this.#handshake.sessionId;
+    if (sessionId !== undefined) this.#facts.session(sessionId);
     this.#facts.ready();
     this.#facts.event(event);
     if (this.#taskRef !== undefined) {

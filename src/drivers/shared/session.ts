@@ -26,6 +26,8 @@ export interface SessionSink {
   turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
   /** The run's answer, once. */
   result(report: SessionResult): void;
+  /** The peer's own id of the conversation (see DriverSink.session). */
+  session(id: string): void;
 }
 
 /** What {@link SessionSink.result} reports. */
@@ -89,6 +91,7 @@ export function forwardFacts(context: DriverContext, publish: (draft: EventDraft
     ack: (ref, status, reason) => sink().ack(ref, status, reason),
     delivery: (ref, delivery) => sink().delivery(ref, delivery),
     turnStarted: (turn) => sink().turnStarted(turn),
+    session: (id) => sink().session(id),
     turnCompleted: (turn, stopReason, usage) => sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(idle ? {} : { idle }) }),
     result: (report) =>
       sink().result({

@@ -59,6 +59,8 @@ async function playCell(protocol: MatrixProtocol, cell: Cell): Promise<void> {
       expect(said).not.toContain(THINKING);
       expect(said).not.toContain(TOOL_INPUT);
     }
+    // The peer's own session id, where its protocol has one, for a run that reached its agent.
+    if (cell === 'honest') expect(outcome.sessionId !== undefined).toBe(protocol.hasSession);
     // A run that never reached its agent is not done.
     if (!events.some((event) => event.type === 'ready')) expect(outcome.status).not.toBe('done');
   } finally {
