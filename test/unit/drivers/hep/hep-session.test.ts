@@ -12,6 +12,7 @@ function recorder() {
     event: (event: { type: string }) => void events.push(event as (typeof events)[number]),
     rejected: (event: { type: string }) => void events.push(event as (typeof events)[number]),
     lineAhead: record('lineAhead'),
+    session: record('session'),
     ready: record('ready'),
     ack: record('ack'),
     delivery: record('delivery'),
@@ -46,6 +47,7 @@ describe('HepSession', () => {
     ]) session.line(frame);
     session.end(undefined, clean);
     expect(facts).toEqual([
+      'session ["s1"]',
       'ready []',
       'ack [1,"accepted"]',
       'turnStarted [1]',
