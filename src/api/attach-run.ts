@@ -9,6 +9,7 @@ import type { AttachOptions, Run } from './types.js';
 import { refuseUnknownKeys } from './option-checks.js';
 import { protocolNamed } from './registry.js';
 import { resolveOptions, startRun } from './spawn-run.js';
+import { openJournal } from './journal-option.js';
 
 /** Why attachRun refused a run. */
 export type AttachErrorCode =
@@ -46,6 +47,7 @@ const ATTACH_KEYS = Object.keys({
   highWaterBytes: true,
   latencyBudgetMs: true,
   handleParentSignals: true,
+  journal: true,
 } satisfies Record<keyof AttachOptions, true>);
 
 /**
@@ -97,15 +99,20 @@ export function attachRun(options: AttachOptions): Run {
     },
     protocol,
   );
+  // The journal before the lease: a journal that cannot be made leaves the run untaken.
+  const journal = openJournal(common);
   const held = takeOver(dir, kept.leaseMs);
-  if (held !== undefined) throw new AttachError('lease-held', runId, `run ${runId} is attached to a live parent: ${held.reason}`);
+  if (held !== undefined) {
+    journal?.discard();
+    throw new AttachError('lease-held', runId, `run ${runId} is attached to a live parent: ${held.reason}`);
+  }
   const resolved: ResolvedRunOptions = {
     ...common,
     protocol: kept.protocol,
     durable: { leaseMs: kept.leaseMs },
     attach: { dir, pid: record.pid, pidStart: record.pidStart, marker: record.marker, startedAt: record.startedAt },
   };
-  return startRun(resolved, protocol);
+  return startRun(resolved, protocol, journal);
 }
 
 /**

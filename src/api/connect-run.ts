@@ -4,6 +4,7 @@ import { safeTarget } from '../drivers/shared/socket/connection.js';
 import type { Protocol } from '../protocol/driver.js';
 import { CONNECT_OPTION_KEYS, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedConnection, ResolvedRunOptions } from '../protocol/resolved-options.js';
+import { openJournal } from './journal-option.js';
 import { CONNECT_DEFAULTS, duration, resolveOptions, startRun, tagCase } from './spawn-run.js';
 import type { ConnectOptions, Run, RunOptions } from './types.js';
 
@@ -22,7 +23,7 @@ export function connectRun(options: ConnectOptions): Run {
   const protocol = connectProtocolOf(options);
   const resolved = resolveConnectOptions(options);
   protocol.validate(resolved);
-  return startRun(resolved, protocol);
+  return startRun(resolved, protocol, openJournal(resolved));
 }
 
 function connectProtocolOf(options: ConnectOptions): Protocol {

@@ -26,6 +26,7 @@ const OPTION_KEYS = Object.keys({
   maxFrameBytes: true,
   keepFiles: true,
   durable: true,
+  journal: true,
   retainEvents: true,
   highWaterMark: true,
   highWaterBytes: true,
@@ -40,6 +41,7 @@ const OPTION_KEYS = Object.keys({
 
 /** Every key of {@link ConnectOptions}, checked the same way. */
 export const CONNECT_OPTION_KEYS = Object.keys({
+  journal: true,
   protocol: true,
   url: true,
   socketPath: true,

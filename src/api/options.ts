@@ -102,6 +102,15 @@ export interface RunOptions {
    */
   durable?: { leaseMs?: number };
   /**
+   * A journal of the run: one JSONL file of what the caller saw (every event, every control sent with
+   * its ack and delivery, the states, the kill steps, the outcome), bounded (`maxBytes`, default 16 MiB:
+   * past it the file says so and keeps only the outcome), private (0600 in a 0700 directory), never
+   * holding the daemon's token. `true`: in `stateDir/subvisor-journals`; a string: in that directory.
+   * The file is `<runId>.jsonl` (`<runId>.2.jsonl`... when taken) and whole once `outcome` resolves.
+   * A journal that cannot be created throws `JournalError` before anything starts. See docs/journal.md.
+   */
+  journal?: boolean | string | JournalOptions;
+  /**
    * `true` (default): events that arrive before the first async iterator is created are kept, so a
    * late `for await` still sees every event from the first (Fen: past the high-water marks they wait in
    * the event file; other protocols keep them in memory). Set `false` when you only listen with
@@ -182,8 +191,17 @@ export type MewTagCase = 'snake_case' | 'PascalCase';
 
 
 /** The options {@link ConnectOptions} shares with {@link RunOptions}: they mean the same for a run on a daemon. */
+/** `RunOptions.journal` spelled out. */
+export interface JournalOptions {
+  /** The directory of the journal files (made 0700 when missing; refused when others can read it). Default `stateDir/subvisor-journals`. */
+  dir?: string;
+  /** The file's bound in bytes (at least 65536). Default 16 MiB. */
+  maxBytes?: number;
+}
+
 type SharedRunOptions = Pick<
   RunOptions,
+  | 'journal'
   | 'task'
   | 'runId'
   | 'cwd'
@@ -249,7 +267,7 @@ export interface ConnectOptions extends SharedRunOptions {
  * own, as its first parent set it (see docs/durable.md).
  */
 export interface AttachOptions
-  extends Pick<RunOptions, 'signal' | 'ackTimeoutMs' | 'retainEvents' | 'highWaterMark' | 'highWaterBytes' | 'latencyBudgetMs' | 'handleParentSignals'> {
+  extends Pick<RunOptions, 'signal' | 'ackTimeoutMs' | 'retainEvents' | 'highWaterMark' | 'highWaterBytes' | 'latencyBudgetMs' | 'handleParentSignals' | 'journal'> {
   /** The durable run's id. */
   runId: string;
   /** Where it was started (`RunOptions.stateDir`). Default `os.tmpdir()`. */

@@ -5,6 +5,8 @@ import { PROTOCOLS, protocolNamed } from './registry.js';
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { Protocol } from '../protocol/driver.js';
 import { refuseNul, refuseUnknownKeys } from './option-checks.js';
+import { journalRun, openJournal, resolveJournal } from './journal-option.js';
+import type { JournalFile } from '../journal/journal-file.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { SupervisedRun } from '../run/supervised-run.js';
@@ -48,15 +50,16 @@ export function spawnRun(options: RunOptions): Run {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options, protocol);
   protocol.validate(resolved);
-  return startRun(resolved, protocol);
+  return startRun(resolved, protocol, openJournal(resolved));
 }
 
 /** Starts the supervised run of validated options (spawnRun and connectRun). */
-export function startRun(resolved: ResolvedRunOptions, protocol: Protocol): Run {
+export function startRun(resolved: ResolvedRunOptions, protocol: Protocol, journal: JournalFile | undefined): Run {
   // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
   const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
   const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
   if (link !== undefined) void run.outcome.then(link.release);
+  if (journal !== undefined) journalRun(run, journal, resolved);
   return run;
 }
 
@@ -163,6 +166,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     answerQuestion: callback('answerQuestion', options.answerQuestion),
     connection: spawnedDaemon(options, protocol),
     durable: durableOf(options, protocol),
+    journal: resolveJournal(options.journal, options.stateDir ?? tmpdir()),
     attach: undefined,
   };
 }

@@ -3,7 +3,7 @@ import type { Agent, AgentEvent, Json } from '../agent/types.js';
 import { within } from '../agent/stop-run.js';
 import { TRANSPORT_BOUNDS } from '../wire/index.js';
 import type { EventWriter } from './event-writer.js';
-import { utf8Prefix } from './utf8.js';
+import { utf8Prefix } from '../text/utf8.js';
 
 /** How a turn ended. */
 export interface TurnReport {

@@ -2,7 +2,7 @@
 import { openSync, writeSync } from 'node:fs';
 import { createSender, encode, TRANSPORT_BOUNDS } from '../wire/index.js';
 import type { JsonObject, JsonValue, Sender, WireEventType } from '../wire/index.js';
-import { utf8Prefix } from './utf8.js';
+import { utf8Prefix } from '../text/utf8.js';
 
 /** Lifecycle events carry no display fields: no timestamp, no transport bounds. */
 const LIFECYCLE: ReadonlySet<string> = new Set(['ready', 'turn-started', 'turn-complete', 'control-ack', 'result', 'exit']);

@@ -4,7 +4,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../wire/index.js';
-import { utf8Prefix } from './utf8.js';
+import { utf8Prefix } from '../text/utf8.js';
 
 /**
  * Builds the `result` payload. `fits` says whether a payload encodes to a legal line. A text that does not

@@ -68,6 +68,8 @@ export interface CliOptions {
   keepFiles: boolean;
   /** --durable LEASE: a durable run (RunOptions.durable) with this lease. */
   durableLeaseMs?: number;
+  /** --journal DIR: a journal of each run in DIR (RunOptions.journal). */
+  journal?: string;
   /** `supervise attach RUN_ID`: re-attach to this durable run (attachRun) instead of starting one. */
   attachRunId?: string;
   env: Record<string, string>;
@@ -135,6 +137,7 @@ export const OPTION_SPEC = {
   'state-dir': { type: 'string' },
   'keep-files': { type: 'boolean' },
   durable: { type: 'string' },
+  journal: { type: 'string' },
   env: { type: 'string', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
   tasks: { type: 'string' },
@@ -324,6 +327,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     runId: nonEmpty('run-id', values['run-id']),
     cwd: nonEmpty('cwd', values.cwd),
     stateDir: nonEmpty('state-dir', values['state-dir']),
+    journal: nonEmpty('journal', values.journal),
     timeoutMs: durationOption('timeout', values.timeout, 'none'),
     killGraceMs: durationOption('grace', values.grace, true),
     readyTimeoutMs: durationOption('ready-timeout', values['ready-timeout'], false),

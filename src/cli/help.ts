@@ -131,6 +131,8 @@ ${section('Run options', [
     'finalize or cancel control, the timeout, or a signal'],
   ['--state-dir DIR', 'where the private run directory is made (default: the temp dir)'],
   ['--keep-files', 'keep the run directory (control and event files) for debugging'],
+  ['--journal DIR', 'write a journal of the run (JSONL: events, controls with their acks, the outcome)',
+    'to DIR/<run id>.jsonl (0600; DIR is made 0700 and must be private)'],
   ['--durable LEASE', 'a durable run (Fen): it outlives supervise; re-attach with `supervise attach`;',
     'unattended for LEASE (e.g. 30s), it is reaped'],
   ['-h, --help', 'show this help'],

@@ -80,7 +80,12 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   let run: Run;
   try {
     run = options.attachRunId !== undefined
-      ? attachRun({ runId: options.attachRunId, ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }), handleParentSignals: false })
+      ? attachRun({
+          runId: options.attachRunId,
+          ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+          ...(options.journal === undefined ? {} : { journal: options.journal }),
+          handleParentSignals: false,
+        })
       : options.connect
       ? connectRun({ ...connectOptionsFrom(options, task?.text, token), ...(approve === undefined ? {} : { approve }) })
       : spawnRun({ ...runOptionsFrom(options, task!.text), ...(approve === undefined ? {} : { approve }) });

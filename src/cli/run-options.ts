@@ -22,6 +22,7 @@ export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> 
     finalizeGraceMs: options.finalizeGraceMs,
     stallTimeoutMs: options.stallTimeoutMs,
     latencyBudgetMs: options.latencyBudgetMs,
+    journal: options.journal,
     url: options.url,
     mewTagCase: options.mewTagCase,
   };
@@ -53,6 +54,7 @@ export function connectOptionsFrom(options: CliOptions, task: string | undefined
     readyTimeoutMs: options.readyTimeoutMs,
     finalizeGraceMs: options.finalizeGraceMs,
     stallTimeoutMs: options.stallTimeoutMs,
+    journal: options.journal,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(connect, { [key]: value });

@@ -35,6 +35,8 @@ export interface ResolvedRunOptions {
   answerQuestion: AnswerQuestionCallback | undefined;
   /** A durable run: its lease, renewed while a parent holds it (see RunOptions.durable); undefined otherwise. */
   durable: { leaseMs: number } | undefined;
+  /** The run's journal (RunOptions.journal): its directory and bound; undefined without one. The api layer writes it. */
+  journal: { dir: string; maxBytes: number } | undefined;
   /**
    * attachRun only: the durable run being re-attached, as its record says, with the lease this parent
    * took. The driver opens `dir` instead of making a channel; the core adopts the child.

@@ -1,5 +1,6 @@
 // The size limit on an answer shipped back through Redis: cut at a UTF-8 character boundary and marked truncated.
 import type { Outcome } from '../api/types.js';
+import { utf8Prefix } from '../text/utf8.js';
 
 export const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024;
 
@@ -9,14 +10,12 @@ export function capAnswer(outcome: Outcome, maxBytes: number): Outcome {
   if (text === undefined) return outcome;
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= maxBytes) return outcome;
-  const buffer = Buffer.from(text, 'utf8');
-  let end = maxBytes;
-  // Step back over continuation bytes (10xxxxxx) so the cut falls between characters.
-  while (end > 0 && (buffer[end]! & 0xc0) === 0x80) end--;
+  const finalText = utf8Prefix(text, maxBytes);
+  const end = Buffer.byteLength(finalText);
   const note = `the answer was cut to ${end} of its ${bytes} bytes to be shipped through the queue (the worker's maxAnswerBytes is ${maxBytes})`;
   return {
     ...outcome,
-    finalText: buffer.subarray(0, end).toString('utf8'),
+    finalText,
     truncated: true,
     truncationNote: outcome.truncationNote === undefined ? note : `${outcome.truncationNote}; ${note}`,
   };

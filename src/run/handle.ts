@@ -48,6 +48,21 @@ export interface Ack {
  */
 export type RunHandleState = 'queued' | RunState;
 
+/**
+ * A control line subvisor wrote to the child: every one, the task prompt, the caller's controls and
+ * subvisor's own `close`/`cancel`. Its answer comes later as the `ack` with the same `seq`.
+ */
+export interface SentControl {
+  type: WireControlType;
+  /** The control's seq (the `ref` its ack names). */
+  seq: number;
+  origin: AckOrigin;
+  /** `prompt`, `steer`, `follow-up`: the text sent. */
+  text?: string;
+  /** `finalize`: the note, when one was sent. */
+  note?: string;
+}
+
 /** Listener map of a {@link Run} (eventemitter3). Listeners must not throw. */
 export interface RunEvents {
   /** Every event, in order, as the iterator yields it (ending with exactly one `exit`). */
@@ -60,6 +75,11 @@ export interface RunEvents {
    * protocol failure). `control` is its type (its seq is `ack.seq`), `origin` who sent it.
    */
   ack: (ack: Ack, control: WireControlType, origin: AckOrigin) => void;
+  /**
+   * A control line was written (before its ack). The task prompt's is emitted on a microtask, so a
+   * listener attached right after `spawnRun` returns sees it. A run of `subvisor/queue` does not emit it.
+   */
+  control: (control: SentControl) => void;
   /** An accepted steer/follow-up was injected or dropped; `seq` is the control's seq. */
   delivery: (seq: number, delivery: Delivery) => void;
   /** A line was rejected (also emitted as an `event`). */

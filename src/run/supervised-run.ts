@@ -20,7 +20,7 @@ import type { EndHow } from './run-bounds.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
 import type { WatchEntry } from '../process/watchdog.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
-import type { Ack, Run } from './handle.js';
+import type { Ack, AckOrigin, Run, SentControl } from './handle.js';
 import type { ExitRunEvent, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
 import { addUsage } from '../wire/index.js';
 
@@ -89,6 +89,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #bounds: RunBounds;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
+  /** Tells the `control` listeners of the task prompt, once: see the constructor. */
+  #taskWritten: (() => void) | undefined;
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
     super({
@@ -103,9 +105,13 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.id = options.runId;
     this.#startedAt = options.attach?.startedAt ?? Date.now();
     this.#command = options.command;
-    this.#mirror = new StateMirror((state, previous) => this.emit('state', state, previous));
+    this.#mirror = new StateMirror((state, previous) => {
+      this.#tellTaskWritten();
+      this.emit('state', state, previous);
+    });
     this.#ledger = new ControlLedger({
       ack: (ack, type, origin) => {
+        this.#tellTaskWritten();
         this.emit('ack', ack, type, origin);
         // An ack that timed out no longer holds back the automatic close.
         if (ack.status === 'unanswered') queueMicrotask(() => this.#maybeClose());
@@ -154,6 +160,12 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     }
     if (launch.taskRef !== undefined) {
       this.taskAck = this.#ledger.awaitAck(launch.taskRef, 'prompt', 'task', options.ackTimeoutMs);
+      // Told on a microtask (nobody could listen yet to what the constructor wrote), or before anything
+      // that answers it, whichever comes first.
+      const task = { type: 'prompt' as const, text: options.task ?? '' };
+      const ref = launch.taskRef;
+      this.#taskWritten = () => this.#wrote(task, ref, 'task');
+      queueMicrotask(() => this.#tellTaskWritten());
     }
     // A re-attached run: the earlier parent's controls are answered in the channel read from its start.
     for (const prior of launch.priorControls ?? []) this.#ledger.prior(prior.ref, prior.type);
@@ -348,6 +360,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       return Promise.reject(new ControlRefusedError('run-ended', type, `cannot send ${type}: ${sent.reason}`));
     }
     const ack = this.#ledger.awaitAck(sent.ref, type, 'caller', this.#options.ackTimeoutMs);
+    this.#wrote(control, sent.ref, 'caller');
     // The grace runs from the cancel itself: a child that never answers is backed up all the same.
     if (type === 'cancel') this.#end(CANCELLED_BY_PARENT);
     // Reading never pauses while an ack is awaited: wake a paused reader up.
@@ -359,8 +372,25 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #sendOwn(type: 'close' | 'cancel'): void {
     if (!this.#controlsOpen) return;
     const sent = this.#driver.send({ type });
-    if (sent.kind === 'sent') this.#ledger.written(sent.ref, type);
-    else if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+    if (sent.kind === 'sent') {
+      this.#ledger.written(sent.ref, type);
+      this.#wrote({ type }, sent.ref, 'auto');
+    } else if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+  }
+
+  #tellTaskWritten(): void {
+    const tell = this.#taskWritten;
+    this.#taskWritten = undefined;
+    tell?.();
+  }
+
+  /** Tells the `control` listeners what was written. */
+  #wrote(control: Control, seq: number, origin: AckOrigin): void {
+    if (this.listenerCount('control') === 0) return;
+    const sent: SentControl = { type: control.type, seq, origin };
+    if ('text' in control) sent.text = control.text;
+    if ('note' in control && control.note !== undefined) sent.note = control.note;
+    this.emit('control', sent);
   }
 
   #onChannelBroken(reason: string): void {
@@ -570,6 +600,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   #publish(event: RunEvent, bytes = 0): void {
+    this.#tellTaskWritten();
     // Most runs are consumed with `for await`: no listener, and no emit (with its argument array) per event.
     if (this.listenerCount('event') > 0) this.emit('event', event);
     this.toIterators(event, bytes);

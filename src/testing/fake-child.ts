@@ -4,6 +4,7 @@ import { applyKit, configFrom, USAGE, UsageError } from './child/config.js';
 import { KIT_FLAG } from './child-env.js';
 import { GRANDCHILD_FLAG, runGrandchild } from './process/grandchild.js';
 import { FakeChildRun } from './child/run.js';
+import { ReplayChildRun } from './replay/replay-child.js';
 
 function main(argv: string[]): void {
   if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv.slice(1));
@@ -15,7 +16,9 @@ function main(argv: string[]): void {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  new FakeChildRun(configFrom(argv[0], process.env)).start();
+  const config = configFrom(argv[0], process.env);
+  if (config.scenario.replay !== undefined) new ReplayChildRun(config, config.scenario.replay).start();
+  else new FakeChildRun(config).start();
 }
 
 try {

@@ -42,7 +42,14 @@ export interface InMemoryChild {
   result(finalText: string | undefined, options?: { stopReason?: string; usage?: Usage; truncated?: boolean }): void;
   /** `exit`: the child says how it ended (the run ends when it is `gone()`, or after the kill grace). */
   exit(status: OutcomeStatus, error?: string): void;
-  /** Any other event, published as it is (its envelope is filled in); unknown fields go under its `extra`. */
+  /**
+   * Any event, published as it is (its envelope filled in), with the fact it means reported to the run
+   * as a well-behaved child means it: `ready`, `control-ack` (the answer of its `ref`), `turn-started`,
+   * `turn-complete`, a delivery (`steering-injected`, `follow-up-injected`, `info` refs), `result` (its
+   * answer: `answer` when given, else the event's inline text), `exit`. Every method above is one `play`.
+   */
+  play(event: PlayableEvent, answer?: PlayedAnswer): void;
+  /** Any event, published as it is (its envelope filled in), with no fact reported: a display event. */
   event(event: RunEventDraft): void;
   /** A rejected line. */
   rejected(event: Omit<RejectedEvent, 'type'>): void;
@@ -56,6 +63,15 @@ export interface InMemoryChild {
   blocked(id: string, what: string): void;
   /** That request was settled elsewhere. */
   unblocked(id: string): void;
+}
+
+/** What {@link InMemoryChild.play} takes: a child's event without its envelope, or its `exit`. */
+export type PlayableEvent = RunEventDraft | Omit<ExitRunEvent, 'v' | 'seq' | 'run' | 'synthetic'>;
+
+/** The answer a played `result` carries (the whole text, when the event's inline one is cut). */
+export interface PlayedAnswer {
+  finalText?: string;
+  truncated: boolean;
 }
 
 /** A run over the in-memory driver, and the child side to play. */
@@ -140,9 +156,7 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
   let seq = 0;
   let turn = 0;
   const sink = () => driver.sink;
-  // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
-  const publish = (event: RunEventDraft | Omit<ExitRunEvent, 'v' | 'seq' | 'run'>) => sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
-  return {
+  const child: InMemoryChild = {
     get controls() {
       return driver.received;
     },
@@ -155,49 +169,42 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
     get disconnected() {
       return driver.disconnected;
     },
+    play(event, answer) {
+      reportFactOf(sink(), event, answer);
+      if (event.type === 'turn-started') turn = event.turn;
+      // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
+      sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
+    },
     ready() {
-      sink().ready();
-      publish({ type: 'ready' });
+      child.play({ type: 'ready' });
     },
     ack(ref, status, reason) {
-      sink().ack(ref, status, reason);
-      publish({ type: 'control-ack', status, ref, ...(reason === undefined ? {} : { reason }) });
+      child.play({ type: 'control-ack', status, ref, ...(reason === undefined ? {} : { reason }) });
     },
     turnStarted(number = turn + 1) {
-      turn = number;
-      sink().turnStarted(number);
-      publish({ type: 'turn-started', turn: number });
+      child.play({ type: 'turn-started', turn: number });
     },
     text(delta) {
-      publish({ type: 'assistant-text-delta', delta });
+      child.play({ type: 'assistant-text-delta', delta });
     },
     turnComplete(stopReason = 'stop', usage) {
-      sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }) });
-      publish({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) });
+      child.play({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) });
     },
     injected(ref, kind = 'steer') {
-      sink().delivery(ref, 'injected');
-      publish({ type: kind === 'steer' ? 'steering-injected' : 'follow-up-injected', ref });
+      child.play({ type: kind === 'steer' ? 'steering-injected' : 'follow-up-injected', ref });
     },
     dropped(refs) {
-      for (const ref of refs) sink().delivery(ref, 'dropped');
-      publish({ type: 'info', refs });
+      child.play({ type: 'info', refs });
     },
     result(finalText, { stopReason = 'stop', usage, truncated = false } = {}) {
-      const answer = {
-        ...(finalText === undefined ? {} : { finalText }),
-        truncated,
-        ...(truncated ? { truncationNote: 'the in-memory child said its answer is truncated' } : {}),
-      };
-      sink().result({ stopReason, ...(usage === undefined ? {} : { usage }), answer: Promise.resolve(answer) });
-      publish({ type: 'result', stopReason, ...(finalText === undefined ? {} : { finalText }), ...(usage === undefined ? {} : { usage }) });
+      const event = { type: 'result' as const, stopReason, ...(finalText === undefined ? {} : { finalText }), ...(usage === undefined ? {} : { usage }) };
+      child.play(event, { ...(finalText === undefined ? {} : { finalText }), truncated });
     },
     exit(status, error) {
-      sink().exit(error === undefined ? { status } : { status, error });
-      publish({ type: 'exit', status, ...(error === undefined ? {} : { error }) });
+      child.play({ type: 'exit', status, ...(error === undefined ? {} : { error }) });
     },
     event(event) {
-      publish(event);
+      sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
     },
     rejected(event) {
       sink().rejected({ type: 'rejected', ...event });
@@ -218,4 +225,40 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
       sink().gone();
     },
   };
+  return child;
+}
+
+/**
+ * The fact a child's event means for the run core, as a well-behaved child means it: `ready`, an ack,
+ * a turn, a delivery, the result (its answer: `answer`, else the event's inline text), the exit.
+ */
+function reportFactOf(sink: DriverSink, event: PlayableEvent, answer: PlayedAnswer | undefined): void {
+  switch (event.type) {
+    case 'ready':
+      return sink.ready();
+    case 'control-ack':
+      if (event.ref !== undefined) sink.ack(event.ref, event.status, event.reason);
+      return;
+    case 'turn-started':
+      return sink.turnStarted(event.turn);
+    case 'turn-complete':
+      return sink.turnCompleted({ turn: event.turn, stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }) });
+    case 'steering-injected':
+    case 'follow-up-injected':
+      if (event.ref !== undefined) sink.delivery(event.ref, 'injected');
+      return;
+    case 'info':
+      for (const ref of event.refs ?? []) sink.delivery(ref, 'dropped');
+      return;
+    case 'result': {
+      const given = answer ?? { ...(event.finalText === undefined ? {} : { finalText: event.finalText }), truncated: event.truncated === true };
+      const note = given.truncated ? { truncationNote: 'the in-memory child said its answer is truncated' } : {};
+      sink.result({ stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }), answer: Promise.resolve({ ...given, ...note }) });
+      return;
+    }
+    case 'exit':
+      return sink.exit(event.error === undefined ? { status: event.status } : { status: event.status, error: event.error });
+    default:
+      return;
+  }
 }

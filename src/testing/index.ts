@@ -1,4 +1,4 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), an in-memory run, scenarios, transcripts, liveness helpers.
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), an in-memory run, replays of journals, scenarios, transcripts, liveness helpers.
 export { fakeChild, fakeChildScript } from './fen-kit.js';
 export type { FakeChild, FakeChildOptions } from './fen-kit.js';
 export * from './scenario.js';
@@ -35,3 +35,8 @@ export type { ReceivedMessage as MewReceivedMessage } from './mew/daemon.js';
 export * from './mew/scenario.js';
 export { MEW_BUILTIN_SCENARIOS } from './mew/builtins.js';
 export type { MewBuiltinScenarioName } from './mew/builtins.js';
+export { replayChild, replayRun } from './replay/kit.js';
+export type { ReplayChild, ReplayOptions } from './replay/kit.js';
+export { replayScriptOf, REPLAY_PLACEHOLDERS } from './replay/replay-script.js';
+export type { ReplayControl, ReplayEnd, ReplayScript, ReplayStep, ReplayTiming } from './replay/replay-script.js';
+export type { PlayableEvent, PlayedAnswer } from './in-memory.js';

@@ -1,5 +1,6 @@
 // The Scenario type: a typed, JSON-serialisable script of what a fake child does, and the built-in names.
 import type { JsonObject, JsonValue, WireControlType } from '../wire/index.js';
+import type { ReplayScript, ReplayTiming } from './replay/replay-script.js';
 
 /**
  * Text of any size. A plain string is used as is; `{ repeat, bytes }` repeats `repeat` until the text
@@ -197,6 +198,13 @@ export interface Scenario {
    * lingering). Default 600000 (10 minutes).
    */
   maxLifeMs?: number;
+  /**
+   * Plays a recorded run instead of the scenario (see `replayChild`): its events, its acks, its end.
+   * Only `maxLifeMs` and `outlivesParent` of the scenario still apply.
+   */
+  replay?: ReplayScript;
+  /** How a replay spaces its events. Default `compressed`. */
+  replayTiming?: ReplayTiming;
 }
 
 /** The scenarios shipped with the kit (see `BUILTIN_SCENARIOS` for what each one does). */

@@ -1,5 +1,5 @@
 // Text helpers shared by the fake child and tests: expanding a TextSpec (and utf8Prefix, which lives with the child SDK).
-import { utf8Prefix } from '../child/utf8.js';
+import { utf8Prefix } from '../text/utf8.js';
 import type { TextSpec } from './scenario.js';
 
 export { utf8Prefix };

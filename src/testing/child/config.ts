@@ -97,6 +97,10 @@ function scenarioProblems(scenario: Record<string, unknown>): string[] {
     }
   }
   if (scenario['ignore'] !== undefined && !Array.isArray(scenario['ignore'])) problems.push('ignore must be an array');
+  const replay = scenario['replay'];
+  if (replay !== undefined && (!isObject(replay) || !Array.isArray(replay['steps']) || !Array.isArray(replay['controls']) || !isObject(replay['end']))) {
+    problems.push('replay must be a replay script (steps, controls, end): make it with replayScriptOf');
+  }
   return problems;
 }
 

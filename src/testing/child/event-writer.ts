@@ -3,6 +3,7 @@ import { ftruncateSync } from 'node:fs';
 import { EventWriter } from '../../child/event-writer.js';
 import type { EventWriterHooks } from '../../child/event-writer.js';
 import { MAX_LINE_BYTES } from '../../wire/index.js';
+import type { WireEventType } from '../../wire/index.js';
 import type { RawLine } from '../scenario.js';
 
 export interface FakeEventWriterHooks extends Required<EventWriterHooks> {
@@ -20,6 +21,17 @@ export class FakeEventWriter extends EventWriter {
   /** From now on every line is written in `pieces` writes `gapMs` apart, cut inside multi-byte characters. */
   splitWrites(pieces: number, gapMs: number): void {
     this.split = { pieces: Math.max(2, pieces), gapMs: Math.max(0, gapMs) };
+  }
+
+  /** Writes one event exactly as given: no timestamp, no transport bounds (a replay's recorded events). */
+  emitAsIs(type: WireEventType, payload: Record<string, unknown>): boolean {
+    const result = this.sender.next(type, payload);
+    if (!result.ok) {
+      this.fakeHooks.dropped(type, result.rejection.reason);
+      return false;
+    }
+    this.writeLine(result.line, true, false);
+    return true;
   }
 
   /** Truncates the event file; later appends land at the new end. */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AttachError, attachRun, connectRun, createSupervisor, spawnRun } from '../../../src/index.js';
+import { AttachError, attachRun, connectRun, createSupervisor, readJournal, spawnRun } from '../../../src/index.js';
 import type { Run, RunEvent } from '../../../src/index.js';
 import { fakeChild, waitUntilGone } from '../../../src/testing/index.js';
 import { startCli } from '../../helpers/cli-run.js';
@@ -124,12 +124,13 @@ describe('durable runs: a parent killed mid-turn, a new parent re-attached', () 
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('controls sent after re-attach get fresh seq numbers and are acked; the state was mirrored again from the file', async () => {
+  it('controls sent after re-attach get fresh seq numbers and are acked; the state was mirrored again from the file; its journal says so', async () => {
     const dir = stateDir();
     const fake = child([{ answer: { echo: true } }]);
     const { parent } = await startParent(fake, { dir, runId: 'run-b', leaseMs: 10_000, keepAlive: true }, 'turn-complete');
     await kill(parent);
-    const run = attachRun({ runId: 'run-b', stateDir: dir });
+    const journals = join(stateDir(), 'journals');
+    const run = attachRun({ runId: 'run-b', stateDir: dir, journal: journals });
     const states: string[] = [];
     run.on('state', (state) => states.push(state));
     const iterated = (async () => {
@@ -147,6 +148,14 @@ describe('durable runs: a parent killed mid-turn, a new parent re-attached', () 
     expect(outcome).toMatchObject({ status: 'done', finalText: 'a second prompt' });
     expect(states).toContain('running');
     expect((await iterated).filter((type) => type === 'turn-complete')).toHaveLength(2);
+    const journal = readJournal(join(journals, 'run-b.jsonl'));
+    expect(journal.start).toMatchObject({ runId: 'run-b', attached: true });
+    expect(journal.entries.find((entry) => entry.kind === 'event')).toMatchObject({ event: { type: 'agent-started', seq: 1 } });
+    expect(journal.entries.filter((entry) => entry.kind === 'control').map((entry) => entry.kind === 'control' && [entry.control, entry.seq])).toEqual([
+      ['prompt', ack.seq],
+      ['close', ack.seq + 1],
+    ]);
+    expect(journal.outcome?.outcome.finalText).toBe('a second prompt');
   });
 
   it('a second attach while the first parent lives is refused (lease-held); once it is gone, the run is re-attached', async () => {

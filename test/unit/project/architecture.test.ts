@@ -55,8 +55,10 @@ const ALLOWED: Record<string, string[]> = {
   drivers: ['drivers', 'protocol', 'channel', 'wire', 'text'],
   process: ['process'],
   run: ['run', 'protocol', 'process', 'wire', 'text'],
+  // The journal is written from a run's public handle.
+  journal: ['journal', 'run', 'protocol', 'process', 'wire', 'text'],
   // attachRun finds a durable run's directory by its channel's naming.
-  api: ['api', 'run', 'drivers', 'protocol', 'channel', 'wire', 'text'],
+  api: ['api', 'journal', 'run', 'drivers', 'protocol', 'channel', 'wire', 'text'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
   pool: ['pool', 'api', 'run', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
@@ -64,8 +66,8 @@ const ALLOWED: Record<string, string[]> = {
   cli: ['cli', 'queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
   // The Agent Handler contract both sides share (its types, the session variable, a bounded wait).
   child: ['child', 'agent', 'wire', 'text'],
-  testing: ['testing', 'child', 'api', 'run', 'protocol', 'drivers', 'channel', 'process', 'wire', 'text'],
-  index: ['api', 'run', 'pool', 'protocol', 'process', 'wire', 'agent', 'testing'],
+  testing: ['testing', 'child', 'api', 'journal', 'run', 'protocol', 'drivers', 'channel', 'process', 'wire', 'text'],
+  index: ['api', 'journal', 'run', 'pool', 'protocol', 'process', 'wire', 'agent', 'testing'],
 };
 
 describe('architecture', () => {
