@@ -1,16 +1,12 @@
 // Checks of spawnRun's and connectRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
 import { closestName } from '../text/closest-name.js';
-import type { ConnectOptions, RunOptions } from './types.js';
+import type { ConnectOptions, RunOptions, SharedRunOptions } from './types.js';
 
-/** Every key of {@link RunOptions}: the compiler checks that this list and the interface agree. */
-const OPTION_KEYS = Object.keys({
-  protocol: true,
-  command: true,
-  args: true,
+/** The keys spawnRun and connectRun share (`SharedRunOptions`): the compiler checks that this list and the type agree. */
+const SHARED_KEYS = {
   task: true,
   runId: true,
   cwd: true,
-  env: true,
   timeoutMs: true,
   deadline: true,
   killGraceMs: true,
@@ -20,28 +16,37 @@ const OPTION_KEYS = Object.keys({
   stallTimeoutMs: true,
   requestTimeoutMs: true,
   keepAlive: true,
-  stateDir: true,
   signal: true,
   maxFinalTextBytes: true,
   maxFrameBytes: true,
-  keepFiles: true,
-  durable: true,
-  journal: true,
   retainEvents: true,
   highWaterMark: true,
   highWaterBytes: true,
-  latencyBudgetMs: true,
-  outputTailBytes: true,
   handleParentSignals: true,
   approve: true,
   answerQuestion: true,
+  journal: true,
+} satisfies Record<keyof SharedRunOptions, true>;
+
+/** Every key of {@link RunOptions}, checked the same way. */
+const OPTION_KEYS = Object.keys({
+  ...SHARED_KEYS,
+  protocol: true,
+  command: true,
+  args: true,
+  env: true,
+  stateDir: true,
+  keepFiles: true,
+  durable: true,
+  latencyBudgetMs: true,
+  outputTailBytes: true,
   url: true,
   mewTagCase: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** Every key of {@link ConnectOptions}, checked the same way. */
 export const CONNECT_OPTION_KEYS = Object.keys({
-  journal: true,
+  ...SHARED_KEYS,
   protocol: true,
   url: true,
   socketPath: true,
@@ -53,27 +58,6 @@ export const CONNECT_OPTION_KEYS = Object.keys({
   pingIntervalMs: true,
   pongTimeoutMs: true,
   reconnectGraceMs: true,
-  task: true,
-  runId: true,
-  cwd: true,
-  timeoutMs: true,
-  deadline: true,
-  killGraceMs: true,
-  finalizeGraceMs: true,
-  readyTimeoutMs: true,
-  ackTimeoutMs: true,
-  stallTimeoutMs: true,
-  requestTimeoutMs: true,
-  keepAlive: true,
-  signal: true,
-  maxFinalTextBytes: true,
-  maxFrameBytes: true,
-  retainEvents: true,
-  highWaterMark: true,
-  highWaterBytes: true,
-  handleParentSignals: true,
-  approve: true,
-  answerQuestion: true,
 } satisfies Record<keyof ConnectOptions, true>);
 
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */

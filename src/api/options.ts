@@ -199,7 +199,8 @@ export interface JournalOptions {
   maxBytes?: number;
 }
 
-type SharedRunOptions = Pick<
+/** The options spawnRun and connectRun share. */
+export type SharedRunOptions = Pick<
   RunOptions,
   | 'journal'
   | 'task'

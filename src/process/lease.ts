@@ -1,7 +1,8 @@
 // A durable run's lease: which live process holds the run (a 0600 file in its directory), taken once, renewed while held, free once the holder is gone.
-import { closeSync, constants, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRow } from './proc-table.js';
+import { writeWholeFile } from './whole-file.js';
 
 /** The lease file's name, in the run's directory. */
 export const LEASE_FILE = 'lease.json';
@@ -61,16 +62,9 @@ export function readLease(dir: string): LeaseRecord | undefined {
   }
 }
 
-/** Writes the lease whole (a temp file renamed over it: a reader never sees half of it). */
+/** Writes the lease whole (a reader never sees half of it). */
 function writeLease(dir: string, record: LeaseRecord): void {
-  const temp = join(dir, `${LEASE_FILE}.${process.pid}`);
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-  try {
-    writeSync(fd, JSON.stringify(record));
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, join(dir, LEASE_FILE));
+  writeWholeFile(dir, LEASE_FILE, JSON.stringify(record));
 }
 
 /**

@@ -1,5 +1,6 @@
 // A durable run's record (run.json in its directory): what a later parent needs to re-attach to the child the first one started.
-import { closeSync, constants, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeWholeFile } from '../process/whole-file.js';
 import { join } from 'node:path';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 
@@ -33,14 +34,7 @@ export interface DurableRecord {
 
 /** Writes the record whole (a temp file renamed over it), 0600. */
 export function writeDurableRecord(dir: string, record: DurableRecord): void {
-  const temp = join(dir, `${RECORD_FILE}.${process.pid}`);
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-  try {
-    writeSync(fd, JSON.stringify(record));
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, join(dir, RECORD_FILE));
+  writeWholeFile(dir, RECORD_FILE, JSON.stringify(record));
 }
 
 /** The record in `dir`, checked field by field; undefined when there is none or it is not one. */

@@ -8,15 +8,7 @@ import { durableOptionsOf, OUTPUT_FILE, RECORD_FILE, writeDurableRecord } from '
 import type { DurableRecord } from './durable-record.js';
 
 /** The child a durable run started, as its record keeps it. */
-export interface DurableChild {
-  runId: string;
-  startedAt: number;
-  pid: number;
-  pidStart: string;
-  marker: string;
-  command: string;
-  lastControlSeq: number;
-}
+export type DurableChild = Omit<DurableRecord, 'version' | 'options'>;
 
 /**
  * While this parent holds a durable run: the lease is renewed (unref'd), and the watchdog's entry for
