@@ -1,7 +1,8 @@
-// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
+// Public entry of subvisor: supervised runs (spawnRun, the Run handle, events, acks, outcome, budgets) and the pool (createSupervisor).
 export { spawnRun } from './api/spawn-run.js';
 export { connectRun } from './api/connect-run.js';
 export { ControlRefusedError } from './run/errors.js';
+export { sharedBudget } from './run/shared-budget.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './api/types.js';
 export { KNOWN_APPROVAL_KINDS } from './protocol/requests.js';

@@ -35,6 +35,9 @@ const OPTION_KEYS = Object.keys({
   answerQuestion: true,
   url: true,
   mewTagCase: true,
+  budget: true,
+  outputSchema: true,
+  outputInstructions: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** Every key of {@link ConnectOptions}, checked the same way. */
@@ -71,6 +74,9 @@ export const CONNECT_OPTION_KEYS = Object.keys({
   handleParentSignals: true,
   approve: true,
   answerQuestion: true,
+  budget: true,
+  outputSchema: true,
+  outputInstructions: true,
 } satisfies Record<keyof ConnectOptions, true>);
 
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */

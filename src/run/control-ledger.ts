@@ -54,15 +54,6 @@ export class ControlLedger {
     return this.#deliveries.size;
   }
 
-  /**
-   * Records a written control nobody awaits (the parent's own close/cancel): its answer still reaches
-   * the `ack` listener.
-   */
-  written(seq: number, type: WireControlType): void {
-    this.#unacked.set(seq, type);
-    this.#waiters.set(seq, { type, origin: 'auto', resolve: () => undefined, timer: undefined });
-  }
-
   /** Records a written control and returns the promise of its ack (`unanswered` after `timeoutMs`). */
   awaitAck(seq: number, type: WireControlType, origin: AckOrigin, timeoutMs: number | undefined): Promise<Ack> {
     this.#unacked.set(seq, type);

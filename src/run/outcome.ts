@@ -3,6 +3,7 @@ import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
 import type { Outcome, OutcomeErrorCode, OutcomeStatus } from '../protocol/index.js';
+import type { TermsFields } from './task-terms.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {
@@ -81,6 +82,8 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
 
 export interface OutcomeInputs {
   runId: string;
+  protocol: string;
+  model: string | undefined;
   verdict: FinalVerdict;
   report: ProcessReport;
   answer: Answer | undefined;
@@ -90,6 +93,8 @@ export interface OutcomeInputs {
   turns: number;
   rejectedLines: number;
   durationMs: number;
+  /** What the run's budget and output schema add. */
+  fields: TermsFields;
 }
 
 /** Builds the outcome record. A run that ended `done` without a result has a missing answer: `truncated` with a note. */
@@ -98,6 +103,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   const outcome: Outcome = {
     runId: inputs.runId,
     status: verdict.status,
+    protocol: inputs.protocol,
     truncated: false,
     turns: inputs.turns,
     spawnFailed: verdict.code === 'spawn-failed' && !verdict.fromChild,
@@ -125,7 +131,8 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   if (result !== undefined) outcome.stopReason = result.stopReason;
   const usage = result?.usage ?? inputs.turnUsage;
   if (usage !== undefined) outcome.usage = usage;
-  return outcome;
+  if (inputs.model !== undefined) outcome.model = inputs.model;
+  return Object.assign(outcome, inputs.fields);
 }
 
 /**

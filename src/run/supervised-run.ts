@@ -15,6 +15,8 @@ import type { ShutdownParticipant } from '../process/shutdown.js';
 import { startChild } from './child-start.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
+import { termsOf } from './task-terms.js';
+import type { TaskTerms, TermsFields } from './task-terms.js';
 import { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Ack, Run } from './handle.js';
@@ -80,6 +82,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #bounds: RunBounds;
+  /** Its budget and output schema, when it has either. */
+  readonly #terms: TaskTerms | undefined;
+  /** The model the child last named. */
+  #model: string | undefined;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
@@ -122,6 +128,22 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       end: (verdict, how) => this.#end(verdict, how),
     });
+    this.#terms = termsOf(options, protocol, {
+      get stoppable() {
+        return run.#controlsOpen && !run.#closeSent && !run.#mirror.terminal;
+      },
+      get idle() {
+        return run.#idle;
+      },
+      close: () => {
+        this.#closeSent = true;
+        this.#sendOwn({ type: 'close' });
+      },
+      send: (control) => this.#sendOwn(control),
+      cancel: (verdict) => {
+        if (!this.#ended) this.#end(verdict, { cancel: true });
+      },
+    });
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
@@ -130,8 +152,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       shouldPause: () => this.#shouldPauseReading(),
       backpressure: () => this.#backpressure(),
     });
-    if (options.signal?.aborted) {
-      this.#verdict = { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' };
+    const unstarted: Verdict | undefined = options.signal?.aborted
+      ? { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' }
+      : this.#terms?.spentBeforeStart(options.sharedBudget);
+    if (unstarted !== undefined) {
+      this.#verdict = unstarted;
       void this.#finishUnstarted();
       return;
     }
@@ -312,12 +337,16 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     return ack;
   }
 
-  /** Sends a control of the core's own (close, cancel); failures only matter through the kill ladder. */
-  #sendOwn(type: 'close' | 'cancel'): void {
-    if (!this.#controlsOpen) return;
-    const sent = this.#driver.send({ type });
-    if (sent.kind === 'sent') this.#ledger.written(sent.ref, type);
-    else if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+  /**
+   * Sends a control of the core's own (close, cancel; a budget's finalize, a repair prompt): its ack, or
+   * undefined when it was not sent (failures only matter through the kill ladder).
+   */
+  #sendOwn(control: Control): Promise<Ack> | undefined {
+    if (!this.#controlsOpen) return undefined;
+    const sent = this.#driver.send(control);
+    if (sent.kind === 'sent') return this.#ledger.awaitAck(sent.ref, control.type, 'auto', undefined);
+    if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+    return undefined;
   }
 
   #onChannelBroken(reason: string): void {
@@ -334,7 +363,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #end(verdict: Verdict | undefined, how: EndHow = {}): void {
     if (verdict !== undefined) this.#verdict ??= verdict;
     this.#bounds.stopWatching();
-    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn('cancel');
+    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn({ type: 'cancel' });
     this.#controlsOpen = false;
     const child = this.#process;
     if (child === undefined) {
@@ -363,13 +392,18 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     }, graceMs);
   }
 
-  /** keepAlive false: close once ready, with every control answered and nothing waiting to be injected. */
+  /** Ready, with no turn open, every control answered and nothing waiting to be injected. */
+  get #idle(): boolean {
+    return this.#mirror.state === 'ready' && !this.#turnOpen && this.#ledger.unacked === 0 && this.#ledger.undelivered === 0;
+  }
+
+  /** keepAlive false: close once idle (after outputSchema's repair turn, when the answer needs one). */
   #maybeClose(): void {
-    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle) return;
-    if (this.#mirror.state !== 'ready' || this.#turnOpen) return;
-    if (this.#ledger.unacked > 0 || this.#ledger.undelivered > 0) return;
+    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle || !this.#idle) return;
+    const repair = this.#terms?.repairBeforeClose();
+    if (repair !== undefined && this.#sendOwn({ type: 'prompt', text: repair }) !== undefined) return;
     this.#closeSent = true;
-    this.#sendOwn('close');
+    this.#sendOwn({ type: 'close' });
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -404,7 +438,18 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         this.#bounds.turnStarted();
         this.#mirror.turnStarted();
       },
-      turnCompleted: (report) => this.#onTurnComplete(report),
+      turnCompleted: (report) => {
+        this.#onTurnComplete(report);
+        if (!this.#ended) this.#terms?.turnCompleted(report);
+      },
+      toolCalled: () => {
+        if (!this.#ended) this.#terms?.toolCalled();
+      },
+      modelCall: ({ model, usage }) => {
+        if (this.#ended) return;
+        if (model !== undefined) this.#model = model;
+        if (usage !== undefined) this.#terms?.modelCallEnded(usage);
+      },
       result: (result) => {
         if (!this.#ended) this.#result ??= result;
       },
@@ -585,7 +630,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
     this.#flushSettlements();
     this.#ledger.giveUp();
-    const verdict = finalVerdict({
+    // The answer is read before the exit event goes out: outputSchema's verdict on it is the run's.
+    const answer = this.#result === undefined ? undefined : await this.#result.answer;
+    const decided = finalVerdict({
       command: this.#command,
       exit,
       protocolFailure: this.#protocolFailure,
@@ -593,7 +640,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       parentVerdict: this.#verdict,
       reachedAgent: this.#reachedAgent,
     });
-    if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
+    const { verdict, fields } = this.#terms?.judge(decided, answer?.finalText) ?? { verdict: decided, fields: {} };
+    if (this.#childExit === undefined || verdict !== decided) this.#mirror.exit(verdict.status);
     this.#finalVerdict = verdict;
     const held = this.#heldExit;
     this.#heldExit = undefined;
@@ -613,8 +661,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       this.#publishSyntheticExit(verdict);
     }
     const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
-    const answer = this.#result === undefined ? undefined : await this.#result.answer;
-    this.#finish(verdict, report, answer);
+    this.#finish(verdict, report, answer, fields);
   }
 
   #publishSyntheticExit(verdict: Verdict): void {
@@ -641,20 +688,23 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.endIterators();
   }
 
-  /** The run ends before anything was started (aborted signal, a channel that could not be set up). */
+  /** The run ends before anything was started (aborted signal, a spent shared budget, a channel that could not be set up). */
   async #finishUnstarted(): Promise<void> {
     await Promise.resolve();
     const verdict = this.#verdict!;
     this.#mirror.exit(verdict.status);
     this.#publishSyntheticExit(verdict);
-    this.#finish({ ...verdict, fromChild: false }, NO_PROCESS, undefined);
+    const final: FinalVerdict = { ...verdict, fromChild: false };
+    this.#finish(final, NO_PROCESS, undefined, this.#terms?.judge(final, undefined).fields ?? {});
   }
 
-  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined): void {
+  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined, fields: TermsFields = {}): void {
     if (this.#ended) return;
     this.#ended = true;
     const outcome = buildOutcome({
       runId: this.id,
+      protocol: this.#options.protocol,
+      model: this.#model,
       verdict,
       report,
       answer,
@@ -663,6 +713,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       turns: this.#turns,
       rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
+      fields,
     });
     this.#driver.dispose();
     if (this.#launched) unregisterLiveRun(this);

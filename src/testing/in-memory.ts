@@ -1,6 +1,8 @@
 // The in-memory driver: a run with no process whose child side a test plays in-process (like MCP's linked pair).
-import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../protocol/driver.js';
-import { resolveOptions } from '../api/spawn-run.js';
+import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, ProtocolCapabilities, SendOutcome } from '../protocol/driver.js';
+import type { ProtocolReports } from '../protocol/budget.js';
+import { resolveOptions, validateFor } from '../api/spawn-run.js';
+import { meterFacts } from '../drivers/shared/session.js';
 import { SupervisedRun } from '../run/supervised-run.js';
 import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
@@ -30,8 +32,12 @@ export interface InMemoryChild {
   ack(ref: number, status: 'accepted' | 'applied' | 'rejected', reason?: string): void;
   /** `turn-started` (turn numbers count from 1; default: the next one). */
   turnStarted(turn?: number): void;
-  /** `assistant-text-delta`. */
+  /** `assistant-text-delta`; the turn's deltas make its answer (reported with `turnComplete` to a run with an outputSchema). */
   text(delta: string): void;
+  /** `tool-call` (and the fact a budget counts). */
+  toolCall(name: string): void;
+  /** `llm-end` with the model call's usage (and the fact a budget counts while the turn is open). */
+  modelCallEnded(usage: Usage): void;
   /** `turn-complete` of the open turn. */
   turnComplete(stopReason?: string, usage?: Usage): void;
   /** `steering-injected` / `follow-up-injected` naming the control `ref`. */
@@ -42,7 +48,7 @@ export interface InMemoryChild {
   result(finalText: string | undefined, options?: { stopReason?: string; usage?: Usage; truncated?: boolean }): void;
   /** `exit`: the child says how it ended (the run ends when it is `gone()`, or after the kill grace). */
   exit(status: OutcomeStatus, error?: string): void;
-  /** Any other event, published as it is (its envelope is filled in); unknown fields go under its `extra`. */
+  /** Any other event, published as it is (its envelope is filled in), after the budget's facts it carries; unknown fields go under its `extra`. */
   event(event: RunEventDraft): void;
   /** A rejected line. */
   rejected(event: Omit<RejectedEvent, 'type'>): void;
@@ -57,9 +63,18 @@ export interface InMemoryChild {
 }
 
 /** A run over the in-memory driver, and the child side to play. */
-export interface InMemoryRun {
-  run: Run;
+export interface InMemoryRun<T = unknown> {
+  run: Run<T>;
   child: InMemoryChild;
+}
+
+/**
+ * What the played protocol reports and can do (default: every figure, finalize and continuing the
+ * conversation), so a test plays a protocol with less; a budget on a figure it does not report is refused.
+ */
+export interface InMemoryProtocol {
+  reports?: Partial<ProtocolReports>;
+  capabilities?: Partial<ProtocolCapabilities>;
 }
 
 class InMemoryDriver implements Driver {
@@ -121,22 +136,28 @@ class InMemoryDriver implements Driver {
 
 /**
  * Starts a run whose child is played by the test, in-process: `createInMemoryRun({ task: 'hi' })`.
- * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started).
+ * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started); `played`
+ * says what the protocol reports and can do. Throws on invalid options, as spawnRun does.
  */
-export function createInMemoryRun(options: Omit<RunOptions, 'command' | 'args' | 'protocol'> = {}): InMemoryRun {
+export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'command' | 'args' | 'protocol'> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
   let driver: InMemoryDriver | undefined;
   const protocol: Protocol = {
+    reports: { turns: true, toolCalls: true, tokens: true, costUsd: true, ...played.reports },
+    capabilities: { finalize: true, continueConversation: true, ...played.capabilities },
     validate: () => undefined,
     create: (context) => (driver = new InMemoryDriver(context)),
   };
   const resolved = { ...resolveOptions({ ...options, command: 'in-memory' }), protocol: 'in-memory' };
-  const run = new SupervisedRun(resolved, protocol);
-  return { run, child: linkedChild(driver!, run.id) };
+  validateFor(protocol, resolved);
+  const run = new SupervisedRun(resolved, protocol) as Run<T>;
+  return { run, child: linkedChild(driver!, run.id, resolved.outputSchema !== undefined) };
 }
 
-function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
+function linkedChild(driver: InMemoryDriver, runId: string, reportsAnswers: boolean): InMemoryChild {
   let seq = 0;
   let turn = 0;
+  /** The open turn's text: its answer. */
+  let turnText = '';
   const sink = () => driver.sink;
   // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
   const publish = (event: RunEventDraft | Omit<ExitRunEvent, 'v' | 'seq' | 'run'>) => sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
@@ -163,14 +184,22 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
     },
     turnStarted(number = turn + 1) {
       turn = number;
+      turnText = '';
       sink().turnStarted(number);
       publish({ type: 'turn-started', turn: number });
     },
     text(delta) {
+      turnText += delta;
       publish({ type: 'assistant-text-delta', delta });
     },
+    toolCall(name) {
+      this.event({ type: 'tool-call', name });
+    },
+    modelCallEnded(usage) {
+      this.event({ type: 'llm-end', usage });
+    },
     turnComplete(stopReason = 'stop', usage) {
-      sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }) });
+      sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(reportsAnswers ? { answer: turnText } : {}) });
       publish({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) });
     },
     injected(ref, kind = 'steer') {
@@ -195,6 +224,7 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
       publish({ type: 'exit', status, ...(error === undefined ? {} : { error }) });
     },
     event(event) {
+      meterFacts(sink(), event);
       publish(event);
     },
     rejected(event) {
