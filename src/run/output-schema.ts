@@ -87,7 +87,11 @@ function tryParse(text: string): { ok: true; value: unknown } | { ok: false; rea
 function errorsOf(errors: ErrorObject[] | null | undefined): OutputError[] {
   return (errors ?? []).slice(0, MAX_OUTPUT_ERRORS).map((error) => {
     const params = error.params as Record<string, unknown>;
-    const extra = typeof params['additionalProperty'] === 'string' ? ` (${params['additionalProperty']})` : '';
+    // What would have been right, where ajv knows it: the unexpected property, the allowed values.
+    const allowed = Array.isArray(params['allowedValues']) ? params['allowedValues'] : 'allowedValue' in params ? [params['allowedValue']] : undefined;
+    const extra = typeof params['additionalProperty'] === 'string'
+      ? ` (${params['additionalProperty']})`
+      : allowed === undefined ? '' : `: ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
     return { path: error.instancePath, message: `${error.message ?? error.keyword}${extra}` };
   });
 }

@@ -84,8 +84,10 @@ export class BudgetMeter {
    * after that (a finalize that timed out, the child's own failure), said in the error.
    */
   judge(verdict: FinalVerdict): FinalVerdict {
-    if (this.#reason === undefined || verdict.status === 'done' || verdict.code === 'budget-exceeded') return verdict;
-    return { ...verdict, code: 'budget-exceeded', error: `${this.#reason}; then: ${verdict.error}`, fromChild: false };
+    const reason = this.#reason;
+    if (reason === undefined || verdict.status === 'done') return verdict;
+    const error = verdict.error.startsWith(reason) ? verdict.error : `${reason}; then: ${verdict.error}`;
+    return { ...verdict, code: 'budget-exceeded', error, fromChild: false };
   }
 
   /** The outcome's `budget`; the meter stops counting (and leaves the shared budget). */

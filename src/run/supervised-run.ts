@@ -397,11 +397,14 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     return this.#mirror.state === 'ready' && !this.#turnOpen && this.#ledger.unacked === 0 && this.#ledger.undelivered === 0;
   }
 
-  /** keepAlive false: close once idle (after outputSchema's repair turn, when the answer needs one). */
+  /**
+   * keepAlive false: close once idle, after outputSchema's repair turn when the answer needs one (a
+   * follow-up: a driver still ending the turn takes it once the turn is over, an idle child at once).
+   */
   #maybeClose(): void {
     if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle || !this.#idle) return;
     const repair = this.#terms?.repairBeforeClose();
-    if (repair !== undefined && this.#sendOwn({ type: 'prompt', text: repair }) !== undefined) return;
+    if (repair !== undefined && this.#sendOwn({ type: 'follow-up', text: repair }) !== undefined) return;
     this.#closeSent = true;
     this.#sendOwn({ type: 'close' });
   }

@@ -1,13 +1,13 @@
 // Budgets and output schemas in the run core, over the in-memory driver: finalize or cancel at a limit, the repair turn, the verdicts; no process.
-import { describe, expect, it } from 'vitest';
-import { sharedBudget } from '../../../src/index.js';
-import type { Outcome } from '../../../src/index.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { connectRun, createSupervisor, sharedBudget, spawnRun } from '../../../src/index.js';
+import type { Outcome, PoolRun, Run } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild, InMemoryProtocol } from '../../../src/testing/index.js';
 
 /**
- * A child like Fen's: each prompt runs `turn` (which may call tools and ends its turn, or leaves it open to be
- * interrupted), a finalize interrupts the open turn and answers `final`, close and cancel end the run.
+ * A child like Fen's: each prompt (or follow-up, from ready) runs `turn` (which may call tools and ends its turn,
+ * or leaves it open to be interrupted), a finalize interrupts the open turn and answers `final`, close and cancel end the run.
  */
 function play(child: InMemoryChild, turn: (text: string, n: number) => void, final = 'the final answer'): void {
   let open = false;
@@ -21,6 +21,7 @@ function play(child: InMemoryChild, turn: (text: string, n: number) => void, fin
   child.onControl = ({ ref, control }) => {
     switch (control.type) {
       case 'prompt':
+      case 'follow-up':
         child.ack(ref, 'accepted');
         child.turnStarted();
         open = true;
@@ -226,7 +227,7 @@ describe('output schemas in the run core', () => {
       outputErrors: [{ path: '', message: expect.stringMatching(/^the answer holds no JSON value/) }],
     });
     expect(outcome.error).toMatch(/^the answer does not match outputSchema after the repair turn: \(the value\): the answer holds no JSON value/);
-    expect(child.controls.filter(({ control }) => control.type === 'prompt')).toHaveLength(2);
+    expect(child.controls.map(({ control }) => control.type)).toEqual(['prompt', 'follow-up', 'close']);
     expect(child.controls[0]!.control).toEqual({ type: 'prompt', text: 'Who?' });
   });
 
@@ -246,6 +247,17 @@ describe('output schemas in the run core', () => {
     expect(outcome).toMatchObject({ status: 'done', data: { name: 'Bo' }, budget: { exceeded: { action: 'finalize' } } });
     const finalize = child.controls.find(({ control }) => control.type === 'finalize')!.control;
     expect(finalize).toMatchObject({ note: expect.stringMatching(/give your final answer in the JSON shape the task asked for\.$/) });
+  });
+
+  it('types outcome.data through the generic parameter of spawnRun, connectRun and sup.spawn', () => {
+    type Person = { name: string };
+    expectTypeOf(spawnRun<Person>).returns.toEqualTypeOf<Run<Person>>();
+    expectTypeOf(connectRun<Person>).returns.toEqualTypeOf<Run<Person>>();
+    expectTypeOf(createSupervisor({ concurrency: 1 }).spawn<Person>).returns.toEqualTypeOf<PoolRun<Person>>();
+    expectTypeOf<Awaited<Run<Person>['outcome']>['data']>().toEqualTypeOf<Person | undefined>();
+    expectTypeOf<Outcome['data']>().toEqualTypeOf<unknown>();
+    // A typed run is still a Run.
+    expectTypeOf<Run<Person>>().toMatchTypeOf<Run>();
   });
 
   it('refuses a schema it cannot compile, and instructions without a schema', () => {
