@@ -5,6 +5,7 @@ import { createSupervisor } from '../../../src/index.js';
 import type { Outcome, Run, RunOptions, Usage } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild, InMemoryProtocol } from '../../../src/testing/index.js';
+import { endRun } from '../../helpers/in-memory-play.js';
 
 /** How the played child handles a task: its answer and usage, or a failure, or hanging until stopped. */
 type Plan = { answer: string; usage?: Usage; tools?: number } | { fail: string } | { hang: true };
@@ -39,14 +40,9 @@ function play(child: InMemoryChild, plan: (task: string) => Plan): void {
       child.text(step.answer);
       child.turnComplete('stop', step.usage);
     } else if (control.type === 'close' || control.type === 'finalize') {
-      child.ack(ref, 'accepted');
-      child.result(answer);
-      child.exit('done');
-      child.gone();
+      endRun(child, ref, 'done', answer);
     } else if (control.type === 'cancel') {
-      child.ack(ref, 'accepted');
-      child.exit('cancelled');
-      child.gone();
+      endRun(child, ref, 'cancelled');
     }
   };
   child.ready();

@@ -4,6 +4,7 @@ import { connectRun, createSupervisor, sharedBudget, spawnRun } from '../../../s
 import type { Outcome, PoolRun, Run } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild, InMemoryProtocol } from '../../../src/testing/index.js';
+import { endRun } from '../../helpers/in-memory-play.js';
 
 /**
  * A child like Fen's: each prompt (or follow-up, from ready) runs `turn` (which may call tools and ends its turn,
@@ -13,11 +14,6 @@ function play(child: InMemoryChild, turn: (text: string, n: number) => void, fin
   let open = false;
   let prompts = 0;
   let last = '';
-  const finish = (status: 'done' | 'cancelled') => {
-    if (status === 'done') child.result(last);
-    child.exit(status);
-    child.gone();
-  };
   child.onControl = ({ ref, control }) => {
     switch (control.type) {
       case 'prompt':
@@ -34,15 +30,15 @@ function play(child: InMemoryChild, turn: (text: string, n: number) => void, fin
         child.text(final);
         last = final;
         child.turnComplete('stop');
-        finish('done');
+        child.result(last);
+        child.exit('done');
+        child.gone();
         return;
       case 'close':
-        child.ack(ref, 'accepted');
-        finish('done');
+        endRun(child, ref, 'done', last);
         return;
       case 'cancel':
-        child.ack(ref, 'accepted');
-        finish('cancelled');
+        endRun(child, ref, 'cancelled');
         return;
       default:
         child.ack(ref, 'accepted');
