@@ -50,7 +50,7 @@ export interface Budget extends BudgetLimits {
 
 /**
  * How a run was asked to stop on reaching a limit: `close` (it was idle with its answer), `finalize`
- * (asked for its answer now), `cancel` (its protocol cannot be asked for one), `not-started` (the shared
+ * (asked for its answer now), `cancel` (its protocol cannot be asked for one, or it refused the finalize), `not-started` (the shared
  * budget was spent before it started: it never spawned).
  */
 export type BudgetAction = 'close' | 'finalize' | 'cancel' | 'not-started';

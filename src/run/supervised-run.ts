@@ -154,7 +154,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     });
     const unstarted: Verdict | undefined = options.signal?.aborted
       ? { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' }
-      : this.#terms?.spentBeforeStart(options.sharedBudget);
+      : this.#terms?.spentBeforeStart();
     if (unstarted !== undefined) {
       this.#verdict = unstarted;
       void this.#finishUnstarted();
@@ -338,7 +338,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   /**
-   * Sends a control of the core's own (close, cancel; a budget's finalize, a repair prompt): its ack, or
+   * Sends a control of the core's own (close, cancel; a budget's finalize, the repair follow-up): its ack, or
    * undefined when it was not sent (failures only matter through the kill ladder).
    */
   #sendOwn(control: Control): Promise<Ack> | undefined {
@@ -697,11 +697,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     const verdict = this.#verdict!;
     this.#mirror.exit(verdict.status);
     this.#publishSyntheticExit(verdict);
-    const final: FinalVerdict = { ...verdict, fromChild: false };
-    this.#finish(final, NO_PROCESS, undefined, this.#terms?.judge(final, undefined).fields ?? {});
+    this.#finish({ ...verdict, fromChild: false }, NO_PROCESS, undefined);
   }
 
-  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined, fields: TermsFields = {}): void {
+  /** `fields`: what the terms added when they judged the verdict (else they judge it now: every end reports its budget). */
+  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined, fields?: TermsFields): void {
     if (this.#ended) return;
     this.#ended = true;
     const outcome = buildOutcome({
@@ -716,7 +716,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       turns: this.#turns,
       rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
-      fields,
+      fields: fields ?? this.#terms?.judge(verdict, answer?.finalText).fields ?? {},
     });
     this.#driver.dispose();
     if (this.#launched) unregisterLiveRun(this);

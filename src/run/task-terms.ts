@@ -42,6 +42,8 @@ export class TaskTerms {
   readonly #run: GovernedRun;
   readonly #capabilities: ProtocolCapabilities;
   readonly #meter: BudgetMeter | undefined;
+  /** The shared budget the run draws on. */
+  readonly #account: SharedBudgetAccount | undefined;
   readonly #output: OutputContract | undefined;
 
   constructor(options: ResolvedRunOptions, protocol: Protocol, run: GovernedRun) {
@@ -50,8 +52,8 @@ export class TaskTerms {
     const shared = options.sharedBudget;
     if (options.budget !== undefined || shared !== undefined) {
       // spawnRun accepts only shared budgets made by sharedBudget(): accounts.
-      const account = shared instanceof SharedBudgetAccount ? shared : undefined;
-      this.#meter = new BudgetMeter(options.budget ?? {}, account, protocol.reports, (reason) => this.#stop(reason));
+      this.#account = shared instanceof SharedBudgetAccount ? shared : undefined;
+      this.#meter = new BudgetMeter(options.budget ?? {}, this.#account, protocol.reports, (reason) => this.#stop(reason));
     }
     if (options.outputSchema !== undefined) {
       this.#output = new OutputContract(compileOutputSchema(options.outputSchema), protocol.capabilities.continueConversation);
@@ -62,8 +64,8 @@ export class TaskTerms {
    * The shared budget was spent before the run started: the verdict of a run that never starts (the
    * limit is recorded), or undefined.
    */
-  spentBeforeStart(shared: ResolvedRunOptions['sharedBudget']): Verdict | undefined {
-    if (shared?.exceeded === undefined || this.#meter === undefined) return undefined;
+  spentBeforeStart(): Verdict | undefined {
+    if (this.#account?.exceeded === undefined || this.#meter === undefined) return undefined;
     return { status: 'cancelled', code: 'budget-exceeded', error: this.#meter.notStarted() };
   }
 
@@ -80,7 +82,6 @@ export class TaskTerms {
     this.#output?.turnAnswered(report.answer);
     this.#meter?.turnCompleted(report.usage);
   }
-
 
   /** Before the automatic close: the repair turn's prompt, or undefined to close. */
   repairBeforeClose(): string | undefined {
@@ -122,7 +123,11 @@ export class TaskTerms {
       return 'cancel';
     }
     void finalizing.then((ack) => {
-      if (ack.status !== 'accepted' && ack.status !== 'applied') run.cancel(verdict);
+      if (ack.status === 'accepted' || ack.status === 'applied') return;
+      // Refused or unanswered: the run is cancelled after all, and its report says so.
+      const exceeded = this.#meter?.exceeded;
+      if (exceeded !== undefined) exceeded.action = 'cancel';
+      run.cancel(verdict);
     });
     return 'finalize';
   }

@@ -101,6 +101,7 @@ describe('budgets in the run core', () => {
     const outcome = await run.outcome;
     expect(outcome).toMatchObject({ status: 'cancelled', errorCode: 'budget-exceeded' });
     expect(child.controls.map(({ control }) => control.type)).toEqual(['prompt', 'finalize', 'cancel']);
+    expect(outcome.budget?.exceeded?.action).toBe('cancel');
   });
 
   it('a finalize that never ends the run: cancelled at finalizeGraceMs, still budget-exceeded, the error says what happened', async () => {
