@@ -82,6 +82,13 @@ describe('a child that would call tools forever, stopped at maxToolCalls', () =>
     expect(toolCalls(events)).toBeLessThan(10);
   });
 
+  it('fuseraft repl: a turn whose counts are null is unmetered, and the report says so', async () => {
+    const fake = kept(fakeFuseraft('repl', { turns: [{ steps: [{ token: 'done' }], usage: { inputTokens: null, outputTokens: null } }] }));
+    const { outcome } = await finish(spawnRun({ ...fake, protocol: 'fuseraft', task: 'x', budget: { maxTokens: 1000 }, ...QUICK }));
+    expect(outcome).toMatchObject({ status: 'done', budget: { used: { turns: 1, tokens: 0, toolCalls: 0 }, unmetered: { tokens: 1 } } });
+    expect(outcome.budget?.exceeded).toBeUndefined();
+  });
+
   it('fuseraft-bridge: no finalize, so cancelled (interrupt), budget-exceeded', async () => {
     const steps = Array.from({ length: 100 }, () => ({ agent: 'Coder', message: 'still working', tools: [{ name: 'grep' }], ms: 5 }));
     const fake = kept(fakeFuseraft('bridge', { bridge: steps }));
