@@ -1,4 +1,4 @@
-// Public entry of subvisor: supervised runs (spawnRun, connectRun, attachRun, the Run handle, events, acks, outcome) and the pool (createSupervisor).
+// Public entry of subvisor: supervised runs (spawnRun, connectRun, attachRun, the Run handle, events, acks, outcome, budgets, journals) and the pool (createSupervisor).
 export { spawnRun } from './api/spawn-run.js';
 export { connectRun } from './api/connect-run.js';
 export { attachRun, AttachError } from './api/attach-run.js';
@@ -8,6 +8,7 @@ export { JournalError } from './journal/journal-file.js';
 export { readJournal } from './journal/read-journal.js';
 export type { Journal } from './journal/read-journal.js';
 export type * from './journal/entries.js';
+export { sharedBudget } from './run/shared-budget.js';
 export type { ControlRefusalCode } from './run/errors.js';
 export type * from './api/types.js';
 export { KNOWN_APPROVAL_KINDS } from './protocol/requests.js';

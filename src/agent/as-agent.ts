@@ -95,6 +95,10 @@ class RunAgent implements SupervisedAgent, SessionHost {
     if (sessionEnv !== false && (typeof sessionEnv !== 'string' || sessionEnv === '' || sessionEnv.includes('='))) {
       throw new TypeError('options.sessionEnv must be a variable name or false');
     }
+    if (sessions === 'keep-alive' && options.outputSchema !== undefined) {
+      // A keep-alive run outlives its invokes: its answer is checked only when the session's run ends.
+      throw new TypeError("options.outputSchema needs sessions: 'fresh': each invoke's answer is checked when its run ends, and a keep-alive run outlives its invokes");
+    }
     this.#options = options;
     this.#keepAlive = sessions === 'keep-alive';
     this.#idleTimeoutMs = millis('idleTimeoutMs', options.idleTimeoutMs, DEFAULTS.idleTimeoutMs);

@@ -4,7 +4,7 @@ import type { TurnSource } from './invoke-stream.js';
 import { RunEventMapper } from './map-run-events.js';
 import { cancelThenKill } from './stop-run.js';
 import { failed, terminalFor } from './terminal.js';
-import type { AgentEvent } from './types.js';
+import type { AgentEvent, Json } from './types.js';
 
 /** The last events of a finished run: the answer's tail the stream has not carried yet, then the terminal. */
 export function endOfRun(outcome: Outcome, mapper: RunEventMapper): AgentEvent[] {
@@ -14,7 +14,8 @@ export function endOfRun(outcome: Outcome, mapper: RunEventMapper): AgentEvent[]
     if (rest !== '') out.push({ type: 'text', delta: rest });
     if (outcome.truncated) out.push({ type: 'answer_truncated', note: outcome.truncationNote ?? 'the answer is incomplete' });
   }
-  out.push(terminalFor(outcome, mapper.childFailure, mapper.data));
+  // An answer validated against outputSchema is the data; else what the child sent as its own.
+  out.push(terminalFor(outcome, mapper.childFailure, outcome.data !== undefined ? (outcome.data as Json) : mapper.data));
   return out;
 }
 

@@ -18,6 +18,8 @@ export type AgentFailureCode =
   | 'channel_error'
   | 'child_failed'
   | 'turn_failed'
+  | 'budget_exceeded'
+  | 'invalid_output'
   | 'internal_error';
 
 /**
@@ -51,6 +53,10 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   // The agent asked something only a person (or another client) could answer: retrying asks it again.
   'request-unanswered': { code: 'child_failed', retryable: false },
   'worker-lost': { code: 'crashed', retryable: true }, // subvisor/queue: the worker died with the run
+  // The caller's own limit: the same task would spend it again.
+  'budget-exceeded': { code: 'budget_exceeded', retryable: false },
+  // The repair turn did not fix the answer; a new attempt may answer in the schema's shape.
+  'invalid-output': { code: 'invalid_output', retryable: true },
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {
@@ -58,15 +64,18 @@ export function failed(code: AgentFailureCode | string, details: string, retryab
 }
 
 /**
- * The terminal for a finished run. `done` is `completed` (with the child's `data`). A `cancelled` run
- * was cancelled by someone other than the consumer (its own cancellation yields no terminal at all): an
- * abort signal, a dispatched abort, the parent shutting down, `agent.close()`: `aborted`, not retryable.
- * `timed-out` is `timed_out`, retryable. `failed` follows the table above; when the child said why it
- * failed (a serveAgent child's `code`/`retryable`), its own classification wins.
+ * The terminal for a finished run. `done` is `completed` (with the child's `data`, or the answer validated
+ * against `outputSchema`). A run its budget stopped without an answer is `budget_exceeded`, not retryable,
+ * whatever its status. A `cancelled` run was cancelled by someone other than the consumer (its own
+ * cancellation yields no terminal at all): an abort signal, a dispatched abort, the parent shutting down,
+ * `agent.close()`: `aborted`, not retryable. `timed-out` is `timed_out`, retryable. `failed` follows the
+ * table above; when the child said why it failed (a serveAgent child's `code`/`retryable`), its own
+ * classification wins.
  */
 export function terminalFor(outcome: Outcome, child: ChildFailure | undefined, data: Json | undefined): TerminalAgentEvent {
   if (outcome.status === 'done') return data === undefined ? { type: 'completed' } : { type: 'completed', data };
   const details = child?.details ?? outcome.error ?? `the run ended ${outcome.status}`;
+  if (outcome.errorCode === 'budget-exceeded') return failed('budget_exceeded', details, false);
   if (outcome.status === 'cancelled') return failed('aborted', outcome.error ?? 'the run was cancelled', false);
   if (outcome.status === 'timed-out') return failed('timed_out', outcome.error ?? details, true);
   const known = outcome.errorCode === undefined ? undefined : FAILURES[outcome.errorCode];

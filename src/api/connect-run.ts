@@ -5,7 +5,7 @@ import type { Protocol } from '../protocol/driver.js';
 import { CONNECT_OPTION_KEYS, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import type { ResolvedConnection, ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { openJournal } from './journal-option.js';
-import { CONNECT_DEFAULTS, duration, resolveOptions, startRun, tagCase } from './spawn-run.js';
+import { CONNECT_DEFAULTS, duration, resolveOptions, startRun, tagCase, validateFor } from './spawn-run.js';
 import type { ConnectOptions, Run, RunOptions } from './types.js';
 
 export { CONNECT_DEFAULTS };
@@ -19,11 +19,11 @@ export { CONNECT_DEFAULTS };
  * connected; a daemon that cannot be reached ends the run `failed` with `errorCode`
  * `connection-refused`. `run.outcome` never rejects.
  */
-export function connectRun(options: ConnectOptions): Run {
+export function connectRun<T = unknown>(options: ConnectOptions<T>): Run<T> {
   const protocol = connectProtocolOf(options);
   const resolved = resolveConnectOptions(options);
-  protocol.validate(resolved);
-  return startRun(resolved, protocol, openJournal(resolved));
+  validateFor(protocol, resolved);
+  return startRun(resolved, protocol, openJournal(resolved)) as Run<T>;
 }
 
 function connectProtocolOf(options: ConnectOptions): Protocol {

@@ -26,6 +26,9 @@ const SHARED_KEYS = {
   approve: true,
   answerQuestion: true,
   journal: true,
+  budget: true,
+  outputSchema: true,
+  outputInstructions: true,
 } satisfies Record<keyof SharedRunOptions, true>;
 
 /** Every key of {@link RunOptions}, checked the same way. */

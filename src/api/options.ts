@@ -1,14 +1,18 @@
 // Public options of spawnRun (RunOptions) and connectRun (ConnectOptions), documented with their defaults.
 import type { ConnectProtocolName, ProtocolName } from './registry.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
+import type { Budget } from '../protocol/budget.js';
+import type { JsonSchema } from '../protocol/resolved-options.js';
 
 /**
- * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.
+ * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds. `T` is the
+ * type `outputSchema` describes: `outcome.data` has it (your claim, which the schema checks at run time).
  *
  * Invalid options (no command, a negative duration, a first prompt too large for one wire line) make
  * `spawnRun` throw synchronously: nothing has been started at that point.
  */
-export interface RunOptions {
+// T only types outcome.data (see spawnRun<T>): nothing here reads it.
+export interface RunOptions<T = unknown> {
   /**
    * The protocol the child speaks: `'fen'` (default, Fen's wire protocol over a private directory),
    * `'hep'` (Fa's HEP v1: `command args -p <task>`, frames on stdout; `task` is required), `'fuseraft'`
@@ -180,6 +184,29 @@ export interface RunOptions {
   url?: string;
   /** `protocol: 'mew'` only: how outgoing message tags are spelled (see {@link ConnectOptions.mewTagCase}). */
   mewTagCase?: MewTagCase;
+  /**
+   * Limits on what the run may spend, counted from what the child reports: `maxTurns` (completed turns),
+   * `maxToolCalls`, `maxTokens` (input + output), `maxCostUsd`, and `shared`, a budget drawn on by many runs
+   * (`sharedBudget()`; a pool's `budget.total`). A limit on a figure the protocol does not report is a
+   * TypeError (see docs/api.md#budgets). On reaching one, a run idle with its answer is closed, a working
+   * one is asked for its answer now where the protocol can (finalize), else cancelled; `outcome.budget`
+   * says which limit and the figures, and `errorCode` is `budget-exceeded` whenever it did not end `done`.
+   */
+  budget?: Budget;
+  /**
+   * A JSON Schema the answer must match (draft-07, or 2019-09/2020-12 by its `$schema`): the task is sent
+   * with instructions to answer in that shape, the answer (the whole text, or its last fenced JSON block)
+   * is validated and becomes `outcome.data`. An invalid answer gets one repair turn before the automatic
+   * close where the protocol can continue the conversation, then ends `failed` with `invalid-output`
+   * (`outcome.outputErrors`; the answer stays in `finalText`). A schema that cannot be compiled is a TypeError.
+   */
+  outputSchema?: JsonSchema;
+  /**
+   * What is appended to the task (after a blank line) about the answer's shape: by default a sentence
+   * asking for one fenced JSON block, and the schema. A string replaces it; `false` appends nothing
+   * (your task says it already). Needs `outputSchema`.
+   */
+  outputInstructions?: string | false;
 }
 
 /**
@@ -189,8 +216,6 @@ export interface RunOptions {
  */
 export type MewTagCase = 'snake_case' | 'PascalCase';
 
-
-/** The options {@link ConnectOptions} shares with {@link RunOptions}: they mean the same for a run on a daemon. */
 /** `RunOptions.journal` spelled out. */
 export interface JournalOptions {
   /** The directory of the journal files (made 0700 when missing; refused when others can read it). Default `stateDir/subvisor-journals`. */
@@ -199,9 +224,9 @@ export interface JournalOptions {
   maxBytes?: number;
 }
 
-/** The options spawnRun and connectRun share. */
-export type SharedRunOptions = Pick<
-  RunOptions,
+/** The options {@link ConnectOptions} shares with {@link RunOptions}: they mean the same for a run on a daemon. */
+export type SharedRunOptions<T = unknown> = Pick<
+  RunOptions<T>,
   | 'journal'
   | 'task'
   | 'runId'
@@ -224,6 +249,9 @@ export type SharedRunOptions = Pick<
   | 'handleParentSignals'
   | 'approve'
   | 'answerQuestion'
+  | 'budget'
+  | 'outputSchema'
+  | 'outputInstructions'
 >;
 
 /**
@@ -234,7 +262,7 @@ export type SharedRunOptions = Pick<
  * `killGraceMs`, then drop the connection"; `timeoutMs`/`deadline` cancel the daemon's work (the daemon
  * does not know the deadline) and drop the connection at once; `maxFrameBytes` bounds one message.
  */
-export interface ConnectOptions extends SharedRunOptions {
+export interface ConnectOptions<T = unknown> extends SharedRunOptions<T> {
   /** The daemon's protocol (see docs/daemons.md). */
   protocol: ConnectProtocolName;
   /** `ws://host:port/path` or `wss://...`. Its user info, query and fragment are never shown (errors show scheme, host and path). */

@@ -7,6 +7,7 @@ import type { Protocol } from '../protocol/driver.js';
 import { refuseNul, refuseUnknownKeys } from './option-checks.js';
 import { journalRun, openJournal, resolveJournal } from './journal-option.js';
 import type { JournalFile } from '../journal/journal-file.js';
+import { refuseUnreported, resolveBudget, resolveOutput } from './task-options.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { SupervisedRun } from '../run/supervised-run.js';
@@ -40,17 +41,24 @@ export const CONNECT_DEFAULTS = {
 
 /**
  * Starts a child agent over its protocol (`options.protocol`, Fen's wire protocol by default) and
- * supervises it until its whole process tree is gone. See {@link RunOptions} and {@link Run}.
+ * supervises it until its whole process tree is gone. See {@link RunOptions} and {@link Run}. `T` is the
+ * type of `outcome.data` (the answer validated against `outputSchema`).
  *
  * Throws synchronously (a `TypeError` or `RangeError`) only on invalid options, before anything is
  * started. Every later failure, including a command that cannot be spawned (`outcome.spawnFailed`),
  * ends up in `run.outcome`, which never rejects.
  */
-export function spawnRun(options: RunOptions): Run {
+export function spawnRun<T = unknown>(options: RunOptions<T>): Run<T> {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options, protocol);
+  validateFor(protocol, resolved);
+  return startRun(resolved, protocol, openJournal(resolved)) as Run<T>;
+}
+
+/** The checks a protocol puts on resolved options: the budget's figures it reports, then its own rules. */
+export function validateFor(protocol: Protocol, resolved: ResolvedRunOptions): void {
+  refuseUnreported(resolved, protocol);
   protocol.validate(resolved);
-  return startRun(resolved, protocol, openJournal(resolved));
 }
 
 /** Starts the supervised run of validated options (spawnRun and connectRun). */
@@ -76,7 +84,7 @@ function protocolOf(options: RunOptions): Protocol {
 /** Checks `options` exactly as {@link spawnRun} does (throwing the same errors) without starting anything. */
 export function checkRunOptions(options: RunOptions): void {
   const protocol = protocolOf(options);
-  protocol.validate(resolveOptions(options, protocol));
+  validateFor(protocol, resolveOptions(options, protocol));
 }
 
 /** Applies the defaults and checks the options every protocol shares. */
@@ -135,11 +143,14 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new TypeError('options.signal must be an AbortSignal');
   }
+  const output = resolveOutput(options.outputSchema, options.outputInstructions, task);
   return {
     protocol: options.protocol ?? 'fen',
     command,
     args,
-    task,
+    task: output.task,
+    outputSchema: output.outputSchema,
+    ...resolveBudget(options.budget),
     runId,
     cwd: options.cwd,
     env,

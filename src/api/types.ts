@@ -2,4 +2,6 @@
 export type * from './options.js';
 export type * from '../protocol/events.js';
 export type * from '../protocol/outcome.js';
+export type * from '../protocol/budget.js';
+export type { JsonSchema } from '../protocol/resolved-options.js';
 export type * from '../run/handle.js';

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
 import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
+import type { BudgetLimits } from '../api/types.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
 import { durationOption } from './duration.js';
@@ -78,6 +79,12 @@ export interface CliOptions {
   tasks?: string;
   /** --parallel N: batch mode's concurrency (default {@link DEFAULT_PARALLEL}). */
   parallel?: number;
+  /** --max-turns, --max-tool-calls, --max-tokens, --max-cost: each run's budget. */
+  budget?: BudgetLimits;
+  /** --max-total-tokens, --max-total-cost (batch only): the pool's total budget. */
+  totalBudget?: BudgetLimits;
+  /** --output-schema FILE: the JSON Schema file the answer must match. */
+  outputSchema?: string;
 }
 
 /** How many tasks of a batch run at once without --parallel. */
@@ -95,20 +102,46 @@ export type ParsedCommandLine =
 
 const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget', 'durable'] as const;
 
+/** The budget flags and the limit each sets (`--max-cost` is dollars, the others counts). */
+const BUDGET_FLAGS = {
+  'max-turns': 'maxTurns',
+  'max-tool-calls': 'maxToolCalls',
+  'max-tokens': 'maxTokens',
+  'max-cost': 'maxCostUsd',
+} as const satisfies Record<string, keyof BudgetLimits>;
+const TOTAL_BUDGET_FLAGS = { 'max-total-tokens': 'maxTokens', 'max-total-cost': 'maxCostUsd' } as const satisfies Record<string, keyof BudgetLimits>;
+
 /**
  * parseArgs reads `--timeout -5` as an option missing its value (a value may not start with a dash), which
  * would blame the wrong thing: name the value and why it is invalid instead.
  */
-function rejectNegativeDurations(argv: readonly string[]): void {
+function rejectNegativeValues(argv: readonly string[]): void {
   const end = argv.indexOf('--');
   const options = end === -1 ? argv : argv.slice(0, end);
   for (let index = 0; index + 1 < options.length; index++) {
     const name = options[index]!.slice(2);
     const value = options[index + 1]!;
-    if (options[index]!.startsWith('--') && (DURATION_OPTIONS as readonly string[]).includes(name) && /^-\d/.test(value)) {
+    if (!options[index]!.startsWith('--') || !/^-\d/.test(value)) continue;
+    if ((DURATION_OPTIONS as readonly string[]).includes(name)) {
       throw new UsageError(`--${name}: "${value}" is invalid: a duration cannot be negative; write it like 1500ms, 90s, 10m or 1h.`);
     }
+    if (name in BUDGET_FLAGS || name in TOTAL_BUDGET_FLAGS) throw new UsageError(`--${name}: "${value}" is invalid: a limit must be more than 0.`);
   }
+}
+
+/** The limits the flags of `flags` set (undefined when none is given); a bad value is a usage error. */
+function budgetFrom(values: Record<string, unknown>, flags: Record<string, keyof BudgetLimits>): BudgetLimits | undefined {
+  let limits: BudgetLimits | undefined;
+  for (const [flag, limit] of Object.entries(flags)) {
+    const text = values[flag];
+    if (typeof text !== 'string') continue;
+    const value = Number(text.trim().replace(/^\$/, ''));
+    const dollars = limit === 'maxCostUsd';
+    const valid = dollars ? /^\$?\d+(\.\d+)?$/.test(text.trim()) && value > 0 : /^\d+$/.test(text.trim()) && Number.isSafeInteger(value) && value >= 1;
+    if (!valid) throw new UsageError(`--${flag} "${text}" is not ${dollars ? 'an amount of dollars > 0, like 0.50' : 'a whole number >= 1'}.`);
+    (limits ??= {})[limit] = value;
+  }
+  return limits;
 }
 
 /** Every option of `supervise` (a single or batch run; the queue forms have theirs in queue-args.ts). */
@@ -142,6 +175,13 @@ export const OPTION_SPEC = {
   quiet: { type: 'boolean', short: 'q' },
   tasks: { type: 'string' },
   parallel: { type: 'string' },
+  'max-turns': { type: 'string' },
+  'max-tool-calls': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'max-cost': { type: 'string' },
+  'max-total-tokens': { type: 'string' },
+  'max-total-cost': { type: 'string' },
+  'output-schema': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -233,7 +273,7 @@ function checkDaemonOptions(values: Record<string, unknown>, protocol: string, u
 /** Parses argv (without node and the script path). Throws UsageError on any mistake. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (argv.length === 0) return { kind: 'usage' };
-  rejectNegativeDurations(argv);
+  rejectNegativeValues(argv);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTION_SPEC, allowPositionals: true, strict: true, tokens: true });
@@ -272,6 +312,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     }
   } else if (values.parallel !== undefined) {
     throw new UsageError('--parallel needs --tasks FILE (batch mode); a single run has nothing to run in parallel.');
+  } else {
+    const total = Object.keys(TOTAL_BUDGET_FLAGS).find((name) => values[name as keyof typeof values] !== undefined);
+    if (total !== undefined) throw new UsageError(`--${total} needs --tasks FILE (batch mode): it bounds the batch's runs together; a single run's limits are --max-tokens and --max-cost.`);
   }
   const parallel = values.parallel === undefined ? undefined : parseParallel(values.parallel);
 
@@ -343,6 +386,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     tokenFile: nonEmpty('token-file', values['token-file']),
     clientId: nonEmpty('client-id', values['client-id']),
     mewTagCase: values['mew-tag-case'] as CliOptions['mewTagCase'],
+    budget: budgetFrom(values, BUDGET_FLAGS),
+    totalBudget: budgetFrom(values, TOTAL_BUDGET_FLAGS),
+    outputSchema: nonEmpty('output-schema', values['output-schema']),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(options, { [key]: value });

@@ -1,4 +1,4 @@
-// supervise --tasks: runs one task per line through a supervisor pool, one JSON outcome line per task on stdout.
+// supervise --tasks: runs one task per line through a supervisor pool, one JSON outcome line per task on stdout, the usage ledger on stderr at the end.
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -7,7 +7,10 @@ import { approveCallbackFor } from './approval-policy.js';
 import { sharedRunOptions } from './run-options.js';
 import { createSupervisor } from '../pool/supervisor.js';
 import type { PoolRun, Supervisor } from '../pool/types.js';
-import type { Outcome, RunOptions } from '../api/types.js';
+import { checkRunOptions } from '../api/spawn-run.js';
+import { sharedBudget } from '../run/shared-budget.js';
+import type { JsonSchema, Outcome, RunOptions } from '../api/types.js';
+import { usageLines } from './usage-report.js';
 import { DEFAULT_PARALLEL, type CliOptions } from './args.js';
 import { BatchProgress, type BatchCounts } from './batch-progress.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';
@@ -35,8 +38,8 @@ async function openTasks(path: string, streams: CliStreams): Promise<Readable> {
   return createReadStream(path);
 }
 
-function poolDefaults(options: CliOptions): Partial<RunOptions> {
-  const defaults: Partial<RunOptions> = sharedRunOptions(options);
+function poolDefaults(options: CliOptions, outputSchema: JsonSchema | undefined): Partial<RunOptions> {
+  const defaults: Partial<RunOptions> = sharedRunOptions(options, outputSchema);
   // --approve ask is refused with --tasks (args.ts): no terminal can be shared by many runs at once.
   if (options.protocol.startsWith('fuseraft')) defaults.approve = approveCallbackFor(options.approve, undefined, () => undefined);
   return defaults;
@@ -56,10 +59,11 @@ class Batch {
   /** The last stdout write: awaited before the summary, so every outcome line is out first. */
   #lastWrite: Promise<void> = Promise.resolve();
 
-  constructor(options: CliOptions, streams: CliStreams) {
+  constructor(options: CliOptions, streams: CliStreams, defaults: Partial<RunOptions>) {
     this.#sup = createSupervisor({
       concurrency: options.parallel ?? DEFAULT_PARALLEL,
-      defaults: poolDefaults(options),
+      defaults,
+      ...(options.totalBudget === undefined ? {} : { budget: { total: options.totalBudget } }),
       // supervise owns SIGINT/SIGTERM/SIGHUP: first = stop and cancel, second = kill now.
       handleParentSignals: false,
     });
@@ -102,6 +106,7 @@ class Batch {
     await this.#lastWrite;
     this.#progress.stop();
     this.#summarize();
+    for (const line of usageLines(this.#sup.usage())) this.#progress.inform(line);
     return this.#worst;
   }
 
@@ -141,7 +146,7 @@ class Batch {
   #onOutcome(outcome: Outcome, run: PoolRun): void {
     const task = this.#tasks.get(run);
     if (task === undefined) return;
-    this.#worst = worseExitCode(this.#worst, exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed }));
+    this.#worst = worseExitCode(this.#worst, exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed, errorCode: outcome.errorCode }));
     this.#lastWrite = this.#stdout.write(`${JSON.stringify({ id: task.id, line: task.line, ...outcome })}\n`);
     this.#progress.draw();
   }
@@ -164,10 +169,27 @@ class Batch {
   }
 }
 
+/**
+ * The run options every task shares, checked once (a budget on a figure the protocol does not report, say):
+ * a usage error before any task starts, rather than the same error on every line.
+ */
+function checkedDefaults(options: CliOptions, outputSchema: JsonSchema | undefined): Partial<RunOptions> {
+  const defaults = poolDefaults(options, outputSchema);
+  const checked = { ...defaults, task: 'a task' } as RunOptions;
+  if (options.totalBudget !== undefined) checked.budget = { ...defaults.budget, shared: sharedBudget(options.totalBudget) };
+  try {
+    checkRunOptions(checked);
+  } catch (error) {
+    throw new UsageError(`cannot start the tasks: ${(error as Error).message}`);
+  }
+  return defaults;
+}
+
 /** Batch mode of supervise (`--tasks`). Resolves with the exit code once every tree is gone and stdout is flushed. */
-export async function runBatch(options: CliOptions, tasksPath: string, streams: CliStreams): Promise<ExitCode> {
+export async function runBatch(options: CliOptions, tasksPath: string, streams: CliStreams, outputSchema: JsonSchema | undefined): Promise<ExitCode> {
+  const defaults = checkedDefaults(options, outputSchema);
   const input = await openTasks(tasksPath, streams);
-  const batch = new Batch(options, streams);
+  const batch = new Batch(options, streams, defaults);
   const removeSignalHandlers = handleSignals({
     cancel: (signal) => batch.stop(`${signal}: starting no more tasks, cancelling the running ones (send it again to kill them at once)`, 'cancel'),
     killNow: (signal) => batch.stop(`${signal} again: killing every running task's process tree now`, 'kill'),

@@ -69,13 +69,29 @@ ${section('Controls while it runs', [
     'skipped. Each ack (and each steer/follow-up delivery) is reported.'],
 ])}
 
+${section('Budget and answer shape (see docs/api.md#budgets)', [
+  ['--max-turns N', 'stop the run at N completed turns'],
+  ['--max-tool-calls N', 'stop the run at N tool calls'],
+  ['--max-tokens N', 'stop the run at N tokens (input + output)'],
+  ['--max-cost USD', 'stop the run at this cost in dollars (e.g. 0.50)',
+    'At a limit a working run is asked for its answer now (finalize) where the',
+    'protocol can, else cancelled (exit 4); a limit on a figure the protocol does',
+    'not report is a usage error'],
+  ['--max-total-tokens N', 'batch mode: the tasks together; once spent, running tasks are stopped'],
+  ['--max-total-cost USD', 'and queued ones never start (status cancelled, budget-exceeded)'],
+  ['--output-schema FILE', 'a JSON Schema the answer must match: the task asks for that shape, an',
+    'invalid answer gets one repair turn where the protocol can, then the run',
+    'fails (invalid-output); text output is then the validated value as JSON'],
+])}
+
 ${section('Batch mode', [
   ['--tasks FILE', "run every task of FILE ('-': standard input) through a pool, one per line:",
     'a JSON string (the task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
     'stdout: one JSON line per task as it ends ({"id", "line", ...outcome});',
     'a bad line gets {"line", "status":"invalid", "error"} and the batch goes on.',
-    'stderr: a live counts line on a terminal, then a summary. Exit code: the',
-    'worst of the tasks (130 > 2 bad line > 3 > 1 > 124 > 0). First signal:',
+    'stderr: a live counts line on a terminal, then a summary and the usage',
+    '(tokens and cost by protocol, model, status). Exit code: the worst of',
+    'the tasks (130 > 2 bad line > 3 > 1 > 4 > 124 > 0). First signal:',
     'no new tasks, running ones cancelled; second: killed at once.'],
   ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
 ])}

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { AttachError, attachRun } from '../api/attach-run.js';
 import { connectRun } from '../api/connect-run.js';
 import { spawnRun } from '../api/spawn-run.js';
-import type { Outcome, Run, RunOptions } from '../api/types.js';
+import type { JsonSchema, Outcome, Run, RunOptions } from '../api/types.js';
 import { approveCallbackFor } from './approval-policy.js';
 import { parseAttachCommandLine, parseCommandLine, type CliOptions } from './args.js';
 import { runBatch } from './batch.js';
@@ -13,6 +13,7 @@ import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout } from './output.js';
+import { dataAsAnswer, readOutputSchema } from './output-schema-file.js';
 import type { CliStreams } from './streams.js';
 import { Progress, progressModeFor } from './progress.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
@@ -33,9 +34,9 @@ function requireDirectory(option: string, path: string | undefined): void {
   if (!isDirectory) throw new UsageError(`--${option} ${path} is not a directory; give an existing directory.`);
 }
 
-function runOptionsFrom(options: CliOptions, task: string): RunOptions {
+function runOptionsFrom(options: CliOptions, task: string, outputSchema: JsonSchema | undefined): RunOptions {
   const runOptions: RunOptions = {
-    ...sharedRunOptions(options),
+    ...sharedRunOptions(options, outputSchema),
     task,
     keepAlive: options.keepAlive,
     // supervise owns SIGINT/SIGTERM: first = cancel with the normal backstop, second = kill now.
@@ -49,7 +50,8 @@ function runOptionsFrom(options: CliOptions, task: string): RunOptions {
 async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
   requireDirectory('cwd', options.cwd);
   requireDirectory('state-dir', options.stateDir);
-  if (options.tasks !== undefined) return runBatch(options, options.tasks, streams);
+  const outputSchema = options.outputSchema === undefined ? undefined : await readOutputSchema(options.outputSchema);
+  if (options.tasks !== undefined) return runBatch(options, options.tasks, streams, outputSchema);
   // Re-attaching to a fuseraft serve task, or to a durable run, sends no task.
   const reattach = (options.protocol === 'fuseraft-serve' && options.sessionId !== undefined) || options.attachRunId !== undefined;
   const task = reattach ? undefined : await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
@@ -87,8 +89,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
           handleParentSignals: false,
         })
       : options.connect
-      ? connectRun({ ...connectOptionsFrom(options, task?.text, token), ...(approve === undefined ? {} : { approve }) })
-      : spawnRun({ ...runOptionsFrom(options, task!.text), ...(approve === undefined ? {} : { approve }) });
+      ? connectRun({ ...connectOptionsFrom(options, task?.text, token, outputSchema), ...(approve === undefined ? {} : { approve }) })
+      : spawnRun({ ...runOptionsFrom(options, task!.text, outputSchema), ...(approve === undefined ? {} : { approve }) });
   } catch (error) {
     controls?.close();
     if (error instanceof AttachError) {
@@ -121,9 +123,10 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   progress.stop();
   summarize(outcome, progress);
   if (options.keepFiles) progress.say(`--keep-files: the run's control and event files are in ${run.channelDir}`);
-  await writer.outcome(outcome);
+  // With a schema, text mode prints the validated value (one line of JSON), never an answer that did not match.
+  await writer.outcome(outputSchema !== undefined && options.output === 'text' ? dataAsAnswer(outcome) : outcome);
 
-  const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed });
+  const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed, errorCode: outcome.errorCode });
   if (stdout.isGone && code === EXIT.done) {
     progress.say('stdout closed before the answer was written');
     return EXIT.failed;

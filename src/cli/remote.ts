@@ -74,7 +74,7 @@ export async function superviseRemote(options: RemoteCliOptions, streams: CliStr
   progress.stop();
   summarize(outcome, progress);
   await writer.outcome(outcome);
-  const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed });
+  const code = exitCodeFor({ status: outcome.status, notStarted: outcome.spawnFailed, errorCode: outcome.errorCode });
   if (stdout.isGone && code === EXIT.done) {
     progress.say('stdout closed before the answer was written');
     return EXIT.failed;

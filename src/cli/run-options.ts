@@ -1,10 +1,13 @@
-// The run options of one supervise command (protocol, command, environment, timers), for one run or a batch, and those of a run on a daemon.
+// The run options of one supervise command (protocol, command, environment, timers, budget, output schema), for one run or a batch, and those of a run on a daemon.
 import type { ProtocolName } from '../api/registry.js';
-import type { ConnectOptions, RunOptions } from '../api/types.js';
+import type { ConnectOptions, JsonSchema, RunOptions } from '../api/types.js';
 import type { CliOptions } from './args.js';
 
-/** The options given on the command line, as spawnRun options (the task and the per-run parts are the caller's). */
-export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> {
+/**
+ * The options given on the command line, as spawnRun options (the task and the per-run parts are the
+ * caller's); `outputSchema` is the schema `--output-schema` named, read.
+ */
+export function sharedRunOptions(options: CliOptions, outputSchema: JsonSchema | undefined): Omit<RunOptions, 'task'> {
   const shared: Omit<RunOptions, 'task'> = {
     // A daemon-only protocol (fuseraft-serve) never gets here: args.ts refuses a command for it.
     protocol: options.protocol as ProtocolName,
@@ -25,6 +28,8 @@ export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> 
     journal: options.journal,
     url: options.url,
     mewTagCase: options.mewTagCase,
+    budget: options.budget,
+    outputSchema,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(shared, { [key]: value });
@@ -36,7 +41,7 @@ export function sharedRunOptions(options: CliOptions): Omit<RunOptions, 'task'> 
  * The options of a run on a daemon (`--url`/`--socket` with no command): connectRun's. `task` is
  * undefined when re-attaching (fuseraft serve's `--session-id`); `token` was read from `--token-file`.
  */
-export function connectOptionsFrom(options: CliOptions, task: string | undefined, token: string | undefined): ConnectOptions {
+export function connectOptionsFrom(options: CliOptions, task: string | undefined, token: string | undefined, outputSchema: JsonSchema | undefined): ConnectOptions {
   const serve = options.protocol === 'fuseraft-serve';
   const where = options.socketPath !== undefined ? { socketPath: options.socketPath } : { url: options.url! };
   const connect: ConnectOptions = { protocol: options.protocol as ConnectOptions['protocol'], ...where, keepAlive: options.keepAlive, handleParentSignals: false };
@@ -55,6 +60,8 @@ export function connectOptionsFrom(options: CliOptions, task: string | undefined
     finalizeGraceMs: options.finalizeGraceMs,
     stallTimeoutMs: options.stallTimeoutMs,
     journal: options.journal,
+    budget: options.budget,
+    outputSchema,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(connect, { [key]: value });

@@ -17,11 +17,17 @@ export function summarize(outcome: Outcome, progress: Progress): void {
   const tokens = totalTokens(outcome.usage);
   const details = [`${outcome.turns} turn${outcome.turns === 1 ? '' : 's'}`];
   if (tokens !== undefined) details.push(`${tokens} tokens`);
+  if (outcome.usage?.costUsd !== undefined) details.push(`$${outcome.usage.costUsd.toFixed(4)}`);
   details.push(formatElapsed(outcome.durationMs));
   const error = outcome.error === undefined ? '' : `: ${outcome.error}`;
   const ended = `run ${outcome.status} (${details.join(', ')})${error}`;
   if (outcome.status === 'done') progress.inform(ended);
   else progress.say(ended);
+  const exceeded = outcome.budget?.exceeded;
+  // An answer given because the budget asked for it early is said even with --quiet: it may be partial.
+  if (outcome.status === 'done' && exceeded !== undefined) {
+    progress.say(`the ${exceeded.scope === 'shared' ? 'shared ' : ''}budget's ${exceeded.limit} was reached: the run was asked for its answer (${exceeded.action})`);
+  }
   if (outcome.status === 'done' && outcome.truncated) {
     progress.say(`warning: the answer is truncated${outcome.truncationNote === undefined ? '' : `: ${outcome.truncationNote}`}`);
   } else if (outcome.status === 'done' && outcome.finalText === undefined) {

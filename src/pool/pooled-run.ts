@@ -7,7 +7,7 @@ import { childlessOutcome } from '../run/outcome.js';
 import { RunHandle, sizedBatchesOf } from '../run/run-handle.js';
 import type { SizedBatches } from '../run/run-handle.js';
 import { RUN_DEFAULTS } from '../api/spawn-run.js';
-import type { Ack, ExitRunEvent, Outcome, OutcomeErrorCode, Run, RunHandleState, RunOptions } from '../api/types.js';
+import type { Ack, BudgetReport, ExitRunEvent, Outcome, OutcomeErrorCode, Run, RunHandleState, RunOptions } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
 import type { PoolRun } from './types.js';
@@ -18,6 +18,8 @@ const RELAYED_EVENTS = ['event', 'state', 'ack', 'control', 'delivery', 'rejecte
 export interface PooledRunInit {
   /** Merged, validated run options, `runId` included. */
   options: RunOptions & { runId: string };
+  /** The protocol its run speaks (its outcome's, should it end before starting); undefined when a caller's own start decides. */
+  protocol: string | undefined;
   priority: number;
   attempt: number;
   retryOf: PooledRun | undefined;
@@ -39,6 +41,7 @@ export class PooledRun extends RunHandle implements PoolRun {
   nextAttempt: PooledRun | undefined;
 
   readonly #options: RunOptions & { runId: string };
+  readonly #protocol: string | undefined;
   readonly #taps: PoolEventTaps;
   readonly #start: (options: RunOptions) => Run;
   readonly #queuedAt = Date.now();
@@ -70,6 +73,7 @@ export class PooledRun extends RunHandle implements PoolRun {
     this.retryOf = init.retryOf;
     this.priority = init.priority;
     this.#options = init.options;
+    this.#protocol = init.protocol;
     this.#taps = init.taps;
     this.#dequeue = init.dequeue;
     this.#start = init.start;
@@ -213,9 +217,9 @@ export class PooledRun extends RunHandle implements PoolRun {
     return this.outcome.then(() => undefined);
   }
 
-  /** @internal Ends it without ever starting (cancelled while queued, supervisor shutdown, deadline). */
-  endQueued(code: OutcomeErrorCode, error: string): void {
-    this.#endQueued('cancelled', code, error);
+  /** @internal Ends it without ever starting (cancelled while queued, supervisor shutdown, a spent pool budget with its report). */
+  endQueued(code: OutcomeErrorCode, error: string, budget?: BudgetReport): void {
+    this.#endQueued('cancelled', code, error, budget);
   }
 
   /** @internal Starts relaying events to this handle's iterators and the supervisor's events() (once). */
@@ -252,7 +256,7 @@ export class PooledRun extends RunHandle implements PoolRun {
     );
   }
 
-  #endQueued(status: 'cancelled' | 'timed-out' | 'failed', code: OutcomeErrorCode, error: string): void {
+  #endQueued(status: 'cancelled' | 'timed-out' | 'failed', code: OutcomeErrorCode, error: string, budget?: BudgetReport): void {
     if (this.#ended || this.#inner !== undefined) return;
     this.#detachAbort();
     const dequeue = this.#dequeue;
@@ -267,7 +271,10 @@ export class PooledRun extends RunHandle implements PoolRun {
     this.toIterators(exit);
     this.#taps.publish(this, exit);
     this.endIterators();
-    this.#finish(childlessOutcome(this.id, status, code, error, Date.now() - this.#queuedAt));
+    const outcome = childlessOutcome(this.id, status, code, error, Date.now() - this.#queuedAt);
+    if (this.#protocol !== undefined) outcome.protocol = this.#protocol;
+    if (budget !== undefined) outcome.budget = budget;
+    this.#finish(outcome);
   }
 
   #detachAbort(): void {

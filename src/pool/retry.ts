@@ -4,8 +4,8 @@ import { MAX_TIMER_MS } from '../run/run-timers.js';
 import type { Outcome } from '../api/types.js';
 import type { RetryPolicy } from './types.js';
 
-/** Error codes of runs stopped on purpose by the caller or the parent: never retried. */
-const STOPPED_ON_PURPOSE = new Set(['aborted', 'parent-shutdown']);
+/** Error codes of runs stopped on purpose by the caller, the parent or the caller's budget: never retried. */
+const STOPPED_ON_PURPOSE = new Set(['aborted', 'parent-shutdown', 'budget-exceeded']);
 
 /** Throws a TypeError/RangeError on an invalid policy; `undefined` means no retries. */
 export function checkRetryPolicy(policy: RetryPolicy | false | undefined, where: string): RetryPolicy | undefined {

@@ -1,4 +1,4 @@
-// createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries and shutdown.
+// createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries, a pool-wide budget, the usage ledger and shutdown.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import PQueue from 'p-queue';
@@ -8,7 +8,13 @@ import { registerLiveRun, unregisterLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
 import { attachableRuns, attachRun } from '../api/attach-run.js';
 import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
-import type { Outcome, Run, RunOptions, StreamIterator } from '../api/types.js';
+import type { Budget, BudgetLimits, Outcome, Run, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
+import { checkLimits } from '../run/budget-limits.js';
+import { notStartedOn } from '../run/run-budget.js';
+import { openAccount } from '../run/shared-budget.js';
+import type { SharedBudgetAccount } from '../run/shared-budget.js';
+import { UsageBook } from './ledger.js';
+import type { UsageLedger } from './ledger.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
@@ -54,6 +60,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   /** Every run not yet settled: queued, waiting out a backoff, or running. */
   readonly #live = new Map<PooledRun, Entry>();
   readonly #counts: SupervisorCounts = { queued: 0, running: 0, done: 0, failed: 0, timedOut: 0, cancelled: 0, retried: 0 };
+  /** `budget.total`: every run draws on it. */
+  readonly #total: SharedBudgetAccount | undefined;
+  readonly #book = new UsageBook();
   #closed = false;
   #mode: ShutdownMode | undefined;
   #killTimer: NodeJS.Timeout | undefined;
@@ -80,6 +89,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const defaults = options.defaults ?? {};
     if (typeof defaults !== 'object' || defaults === null) throw new TypeError('options.defaults must be an object');
     this.#defaults = { ...defaults, ...(options.durable === undefined ? {} : { durable: options.durable }) };
+    const { total, perRun } = checkPoolBudget(options.budget, defaults.budget);
+    if (perRun !== undefined) this.#defaults.budget = perRun;
+    this.#total = total === undefined ? undefined : openAccount(total, 'options.budget.total');
     if (options.start !== undefined && typeof options.start !== 'function') throw new TypeError('options.start must be a function');
     this.#startRun = options.start;
     this.#retry = checkRetryPolicy(options.retry, 'options.retry');
@@ -90,6 +102,10 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (!Number.isInteger(highWaterBytes) || highWaterBytes < 1) throw new RangeError('options.highWaterBytes must be an integer >= 1');
     this.#taps = new PoolEventTaps({ events: highWaterMark, bytes: highWaterBytes }, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
     this.#queue = new PQueue({ concurrency: options.concurrency });
+    // Spent: nothing queued starts (a running run is stopped by its own share of the budget).
+    this.#total?.watch(() => {
+      for (const run of [...this.#live.keys()]) if (!run.started) this.#endSpent(run);
+    });
   }
 
   get concurrency(): number {
@@ -117,20 +133,32 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     return this.#closed;
   }
 
-  spawn(options: PoolSpawnOptions = {}): PoolRun {
+  get budget(): SharedBudget | undefined {
+    return this.#total;
+  }
+
+  usage(): UsageLedger {
+    return this.#book.snapshot();
+  }
+
+  spawn<T = unknown>(options: PoolSpawnOptions<T> = {}): PoolRun<T> {
     if (this.#closed) throw new SupervisorClosedError('the supervisor is shut down: spawn() accepts no more runs');
     if (typeof options !== 'object' || options === null) throw new TypeError('spawn needs an options object');
     const { priority = 0, retry, ...runOptions } = options;
     if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new RangeError('options.priority must be a finite number');
     const policy = retry === undefined ? this.#retry : checkRetryPolicy(retry, 'options.retry');
-    const merged = mergeOptions(this.#defaults, runOptions, this.#signals);
+    const merged = mergeOptions(this.#defaults, runOptions as Partial<RunOptions>, this.#signals);
+    if (this.#total !== undefined) {
+      if (merged.budget?.shared !== undefined) throw new TypeError("options.budget.shared: a run of a pool with budget.total draws on the pool's total");
+      merged.budget = { ...merged.budget, shared: this.#total };
+    }
     const explicitId = merged.runId !== undefined;
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
     // Throws on invalid options, like spawnRun, before anything is queued (a caller's own start checks its own).
     if (this.#startRun === undefined) checkRunOptions(resolved);
     const run = this.#create(resolved, priority, 1, undefined);
     this.#admit(run, { policy, explicitId }, 0);
-    return run;
+    return run as PoolRun<T>;
   }
 
   reattach(options: { stateDir?: string } = {}): PoolRun[] {
@@ -195,7 +223,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     start: (options: RunOptions) => Run = this.#startRun ?? spawnRun,
   ): PooledRun {
     const controller = new AbortController();
-    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start });
+    // spawnRun's default protocol; a caller's own start names its own in the outcome (a re-attached run is Fen's).
+    const protocol = options.protocol ?? (this.#startRun === undefined ? 'fen' : undefined);
+    const run = new PooledRun({ options, protocol, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start });
     this.#controllers.set(run, controller);
     return run;
   }
@@ -209,7 +239,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     }
     void run.outcome.then((outcome) => this.#settled(run, entry, outcome));
     this.emit('queued', run);
-    if (delayMs > 0) {
+    if (this.#total?.exceeded !== undefined) {
+      this.#endSpent(run);
+    } else if (delayMs > 0) {
       entry.backoffTimer = setTimeout(() => {
         entry.backoffTimer = undefined;
         this.#enqueue(run);
@@ -230,6 +262,10 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
 
   #start(run: PooledRun): Promise<void> {
     if (run.ended) return Promise.resolve();
+    if (this.#total?.exceeded !== undefined) {
+      this.#endSpent(run);
+      return Promise.resolve();
+    }
     this.#counts.queued--;
     this.#counts.running++;
     const settled = run.start();
@@ -241,7 +277,9 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (entry.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
     if (run.started) this.#counts.running--;
     else this.#counts.queued--;
-    const retry = !this.#closed && !run.endedByCaller && shouldRetry(entry.policy, run.attempt, outcome);
+    this.#book.add(outcome);
+    const spent = this.#total?.exceeded !== undefined;
+    const retry = !this.#closed && !spent && !run.endedByCaller && shouldRetry(entry.policy, run.attempt, outcome);
     if (retry) {
       const base = run.runOptions;
       const attempt = run.attempt + 1;
@@ -292,6 +330,16 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     this.emit('idle');
   }
 
+  /** The pool's total is spent: a run that has not started ends without starting. */
+  #endSpent(run: PooledRun): void {
+    const entry = this.#live.get(run);
+    if (entry?.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
+    if (entry !== undefined) entry.backoffTimer = undefined;
+    const { error, exceeded } = notStartedOn(this.#total!);
+    const { shared: _shared, ...limits } = run.runOptions.budget ?? {};
+    run.endQueued('budget-exceeded', error, { limits, sharedLimits: { ...this.#total!.limits }, used: {}, exceeded });
+  }
+
   /** Stops accepting and ends every run that has not started (queued or waiting out a backoff). */
   #close(code: 'aborted' | 'parent-shutdown', error: string): void {
     this.#closed = true;
@@ -319,13 +367,28 @@ function checkConcurrency(value: unknown): void {
   }
 }
 
-/** `options` over `defaults`, key by key; `env` variable by variable. The pool decides parent-signal handling. */
+/** The pool's budget: `total` and `perRun` limits checked (per-run limits given once: here or in `defaults.budget`). */
+function checkPoolBudget(budget: unknown, defaultBudget: Budget | undefined): { total?: BudgetLimits; perRun?: BudgetLimits } {
+  if (budget === undefined) return {};
+  if (typeof budget !== 'object' || budget === null) throw new TypeError('options.budget must be an object: { total, perRun }');
+  const { total, perRun, ...rest } = budget as { total?: unknown; perRun?: unknown };
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new TypeError(`options.budget.${unknown} is not a pool budget field: give total (the pool's runs together) and perRun (each run)`);
+  if (perRun !== undefined && defaultBudget !== undefined) throw new TypeError('give per-run limits once: options.budget.perRun or options.defaults.budget');
+  const checked: { total?: BudgetLimits; perRun?: BudgetLimits } = {};
+  if (total !== undefined) checked.total = total as BudgetLimits;
+  if (perRun !== undefined) checked.perRun = checkLimits(perRun, 'options.budget.perRun');
+  return checked;
+}
+
+/** `options` over `defaults`, key by key; `env` variable by variable, `budget` limit by limit. The pool decides parent-signal handling. */
 function mergeOptions(defaults: Partial<RunOptions>, options: Partial<RunOptions>, signals: boolean): RunOptions {
   const merged: Partial<RunOptions> = { ...defaults };
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
   }
   if (defaults.env !== undefined || options.env !== undefined) merged.env = { ...defaults.env, ...options.env };
+  if (defaults.budget !== undefined && options.budget !== undefined) merged.budget = { ...defaults.budget, ...options.budget };
   merged.handleParentSignals = signals;
   return merged as RunOptions;
 }

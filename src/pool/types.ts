@@ -1,6 +1,9 @@
 // Public types of the supervisor pool: its options, the pooled Run handle, retries, counts and shutdown.
 import type { EventEmitter } from 'eventemitter3';
-import type { Outcome, Run, RunEvent, RunOptions, StreamIterator } from '../api/types.js';
+import type { BudgetLimits, Outcome, Run, RunEvent, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
+import type { UsageLedger } from './ledger.js';
+
+export type { UsageLedger, UsageTotals } from './ledger.js';
 
 /**
  * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)
@@ -23,12 +26,28 @@ export interface RetryPolicy {
   when?: (outcome: Outcome) => boolean;
 }
 
-/** Per-run options of {@link Supervisor.spawn}: run options (merged over the defaults) plus pool fields. */
-export interface PoolSpawnOptions extends Partial<RunOptions> {
+/**
+ * Per-run options of {@link Supervisor.spawn}: run options (merged over the defaults) plus pool fields.
+ * `budget` is merged limit by limit over the pool's `budget.perRun`; `T` types `outcome.data`.
+ */
+export interface PoolSpawnOptions<T = unknown> extends Partial<RunOptions<T>> {
   /** Higher starts sooner; equal priorities start in spawn order. Default 0. */
   priority?: number;
   /** Retries of this run, overriding the supervisor's `retry`; `false` turns them off. */
   retry?: RetryPolicy | false;
+}
+
+/** The budget of a pool (see {@link SupervisorOptions.budget}). */
+export interface PoolBudget {
+  /**
+   * Limits on the pool's runs together, counted live from what every run reports (retried attempts
+   * included). Once one is reached the running runs are stopped as a run at its own limit is (closed,
+   * finalized or cancelled), and every queued run (and any later spawn) ends `cancelled` with
+   * `errorCode: 'budget-exceeded'` without ever starting. `sup.budget` shows what was spent.
+   */
+  total?: BudgetLimits;
+  /** Limits of every run (a spawn's own `budget` overrides them limit by limit). */
+  perRun?: BudgetLimits;
 }
 
 /** Options of {@link createSupervisor}. */
@@ -42,6 +61,11 @@ export interface SupervisorOptions {
   defaults?: Partial<RunOptions>;
   /** Retries for every run (a `spawn` can override it). Default: none. */
   retry?: RetryPolicy;
+  /**
+   * A pool-wide `total` and a `perRun` budget (see {@link PoolBudget}); each limit must be a figure the
+   * runs' protocol reports (spawn() throws otherwise). Per-run limits go here, not in `defaults.budget`.
+   */
+  budget?: PoolBudget;
   /**
    * `true` (default): SIGINT/SIGTERM of the parent stop the whole pool at once through the same
    * handlers as a lone run (no second set is installed): nothing queued starts, every running tree
@@ -116,7 +140,7 @@ export interface SupervisorCounts {
  *
  * **Once started** it behaves exactly as a run from `spawnRun`.
  */
-export interface PoolRun extends Run {
+export interface PoolRun<T = unknown> extends Run<T> {
   /** 1 for the first attempt, 2 for the first retry, and so on. */
   readonly attempt: number;
   /** The attempt this one retries (undefined for a first attempt). */
@@ -124,7 +148,7 @@ export interface PoolRun extends Run {
   /** The retry that followed this attempt, once its outcome called for one. */
   readonly nextAttempt: PoolRun | undefined;
   /** The outcome of the last attempt of this task: its own outcome unless it was retried. Never rejects. */
-  readonly finalOutcome: Promise<Outcome>;
+  readonly finalOutcome: Promise<Outcome<T>>;
   /** Its priority in the queue (see {@link PoolSpawnOptions.priority}). */
   readonly priority: number;
 }
@@ -174,7 +198,7 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
    * Throws synchronously on invalid options (like `spawnRun`) and with a {@link SupervisorClosedError}
    * once `shutdown()` was called; nothing is queued then.
    */
-  spawn(options?: PoolSpawnOptions): PoolRun;
+  spawn<T = unknown>(options?: PoolSpawnOptions<T>): PoolRun<T>;
   /** The concurrency limit; can be raised or lowered at any time (running runs are never stopped for it). */
   concurrency: number;
   /** Runs holding a slot (started, not yet reaped). */
@@ -183,6 +207,13 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
   readonly queued: number;
   /** A snapshot of the counts. */
   readonly counts: SupervisorCounts;
+  /** The pool's `budget.total` (what its runs spent so far, live, and the limit reached), or undefined without one. */
+  readonly budget: SharedBudget | undefined;
+  /**
+   * Tokens and cost of every run that ended (each attempt), summed, by protocol, by model and by outcome
+   * status, with `complete: false` when a run that ran reported no usage (see {@link UsageLedger}).
+   */
+  usage(): UsageLedger;
   /** True once `shutdown()` was called (or a parent signal stopped the pool). */
   readonly closed: boolean;
   /** Resolves when nothing is queued or running and every tree is gone (at once when idle now). */

@@ -5,6 +5,7 @@ import type { ChildExit, RunResult } from './results.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
 import type { Delivery, RejectedEvent, RunEvent } from './events.js';
 import type { OutcomeErrorCode } from './outcome.js';
+import type { ProtocolReports } from './budget.js';
 
 /** A control the caller (or the core itself) asks the driver to send: the Run API's vocabulary, for every protocol. */
 export type Control =
@@ -91,6 +92,21 @@ export interface TurnReport {
    * the state table). `false`: the child goes on by itself (a HEP round): only turns and usage count.
    */
   idle?: boolean;
+  /**
+   * The turn's answer text, when the protocol gives it before the run ends (`outputSchema` checks it before
+   * the automatic close, to send the repair turn while the conversation is still open). Reported only
+   * when the run has an `outputSchema`; absent when the text is not known whole (Fen: an answer cut to its
+   * transport bounds).
+   */
+  answer?: string;
+}
+
+/** A model call, as a driver reports it (see {@link DriverSink.modelCall}). */
+export interface ModelCallReport {
+  /** The model the child named. */
+  model?: string;
+  /** The call's usage, when it ended with one. */
+  usage?: Usage;
 }
 
 /**
@@ -126,6 +142,14 @@ export interface DriverSink {
   turnStarted(turn: number): void;
   /** A turn ended: its usage is summed into the outcome, and the state moves unless `idle: false`. */
   turnCompleted(report: TurnReport): void;
+  /** The agent called a tool (counted against `budget.maxToolCalls`): before or with its `tool-call` event. */
+  toolCalled(): void;
+  /**
+   * A model call began naming its model, or ended with its usage (Fen's `agent-started`/`llm-start`/`llm-end`,
+   * mew's `message_end`): the model is the outcome's; the usage counts against the budget's token and cost
+   * limits while its turn is open (the turn's own usage replaces these sums when its turn-complete has one).
+   */
+  modelCall(report: ModelCallReport): void;
   /** The run's answer; the first report wins. */
   result(result: RunResult): void;
   /** How the child said it ended. Controls are refused from now on and the kill ladder starts (the child should leave). */
@@ -245,8 +269,22 @@ export interface ProcessExitInfo {
   spawnFailed: boolean;
 }
 
+/** What the core may ask of a protocol's children beyond the common controls. */
+export interface ProtocolCapabilities {
+  /** `finalize` asks a running child for its answer now (a budget that is reached uses it; else it cancels). */
+  finalize: boolean;
+  /**
+   * A prompt after the answer continues the same conversation, before the run closes (`outputSchema`'s
+   * repair turn); false for a protocol that runs one prompt per process or starts every task afresh.
+   */
+  continueConversation: boolean;
+}
+
 /** A protocol: option checks, and the factory of one driver per run. Registered by name in `src/api/registry.ts`. */
 export interface Protocol {
+  /** Which budget figures its children report: a limit on a figure it does not report is refused at spawn. */
+  readonly reports: ProtocolReports;
+  readonly capabilities: ProtocolCapabilities;
   /**
    * spawnRun: the command starts a daemon that listens at `RunOptions.url`, and the run is a session on
    * it (mew). Only such a protocol takes `url` and `mewTagCase` from spawnRun (they become `connection`).

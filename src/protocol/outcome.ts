@@ -1,5 +1,6 @@
 // Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
 import type { Usage } from '../wire/index.js';
+import type { BudgetReport } from './budget.js';
 
 /** Final status of a run. */
 export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
@@ -30,6 +31,11 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  *   deny, such as a request of a newer mew build) and nobody settled it within `requestTimeoutMs` (status `failed`).
  * - `worker-lost`: subvisor/queue only: the queue worker running the run died or lost its lock and the run's
  *   `attempts` were used up, or its job failed in BullMQ without an outcome.
+ * - `budget-exceeded`: the run reached a limit of its `budget` (or of the shared budget it draws on) and did not
+ *   end `done` after that (`outcome.budget` says which limit, with the figures); a run of a spent shared budget
+ *   that never started (status `cancelled`).
+ * - `invalid-output`: the answer does not match `outputSchema` (after the repair turn, where the protocol can
+ *   take one); `outcome.outputErrors` lists why, the answer stays in `finalText` (status `failed`).
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -54,7 +60,9 @@ export type OutcomeErrorCode =
   | 'read-only'
   | 'unknown-session'
   | 'request-unanswered'
-  | 'worker-lost';
+  | 'worker-lost'
+  | 'budget-exceeded'
+  | 'invalid-output';
 
 /**
  * Why a `final-text-path` file was not taken as the answer (see {@link FinalTextFileRefusal}).
@@ -92,12 +100,32 @@ export interface FinalTextFileRefusal {
   removed: boolean;
 }
 
-/** The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects. */
-export interface Outcome {
+/** Why an answer does not match `outputSchema`: where in the value (a JSON Pointer, '' for the whole) and what is wrong. */
+export interface OutputError {
+  path: string;
+  message: string;
+}
+
+/**
+ * The single record of how a run ended. `run.outcome` resolves to it exactly once and never rejects.
+ * `T` is the type of `data`, the answer parsed and validated against `outputSchema` (the caller's claim
+ * that the schema describes `T`; `unknown` by default).
+ */
+export interface Outcome<T = unknown> {
   runId: string;
   status: OutcomeStatus;
+  /** The protocol the run spoke (absent for a queued run that never started without one). */
+  protocol?: string;
+  /** The model the child last named (Fen's `agent-started`/`llm-start`), when it named one. */
+  model?: string;
   /** The whole answer (from `final-text-path` when the child wrote one and it was safe to read). */
   finalText?: string;
+  /** With `outputSchema`: the answer (a fenced JSON block, or the whole text) parsed and valid against the schema. */
+  data?: T;
+  /** With `outputSchema`, when the answer did not match it (`errorCode: 'invalid-output'`): why, at most 20. */
+  outputErrors?: OutputError[];
+  /** The run had a budget: its limits, what it used, and the limit it reached. */
+  budget?: BudgetReport;
   /** True only when `finalText` is known to be incomplete (or missing after `exit done`). */
   truncated: boolean;
   /** Why the answer is incomplete or missing. */

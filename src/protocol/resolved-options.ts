@@ -1,5 +1,6 @@
 // The run's options after spawnRun applied the defaults and checked them: what the core and the drivers read.
 import type { AnswerQuestionCallback, ApproveCallback } from './requests.js';
+import type { BudgetLimits, SharedBudget } from './budget.js';
 
 /** Options after defaults and validation (see spawn-run.ts). */
 export interface ResolvedRunOptions {
@@ -7,6 +8,7 @@ export interface ResolvedRunOptions {
   protocol: string;
   command: string;
   args: readonly string[];
+  /** The first prompt, with `outputSchema`'s instructions appended. */
   task: string | undefined;
   runId: string;
   cwd: string | undefined;
@@ -42,6 +44,12 @@ export interface ResolvedRunOptions {
    * took. The driver opens `dir` instead of making a channel; the core adopts the child.
    */
   attach: AttachTarget | undefined;
+  /** The run's own budget limits (checked against what the protocol reports); undefined without any. */
+  budget: BudgetLimits | undefined;
+  /** A budget shared with other runs (created by `sharedBudget()`). */
+  sharedBudget: SharedBudget | undefined;
+  /** The JSON Schema the answer must match (checked at spawn: it compiles). */
+  outputSchema: JsonSchema | undefined;
   /** connectRun only: where the daemon is and how to attach; undefined for spawnRun. */
   connection: ResolvedConnection | undefined;
 }
@@ -75,3 +83,5 @@ export interface AttachTarget {
   /** When the run started (epoch ms): files the child made since are its own. */
   startedAt: number;
 }
+/** A JSON Schema (draft-07 by default; `$schema` picks 2019-09 or 2020-12): an object, or a boolean. */
+export type JsonSchema = { readonly [keyword: string]: unknown } | boolean;

@@ -10,6 +10,8 @@ import { RemoteRunImpl } from './remote-run.js';
 import type { RemoteRunContext } from './remote-run.js';
 import { StreamReader } from './stream-reader.js';
 import type { QueueSupervisor, QueueSupervisorOptions, RemoteRun, RemoteSpawnOptions, Retention } from './types.js';
+import { UsageBook } from '../pool/ledger.js';
+import type { UsageLedger } from '../pool/ledger.js';
 
 /** Creates the producer side of a queue: `spawn()` enqueues runs that queue workers (`startWorker`) run. */
 export function createQueueSupervisor(options: QueueSupervisorOptions): QueueSupervisor {
@@ -35,6 +37,8 @@ class QueueSupervisorImpl implements QueueSupervisor {
   readonly #enqueued = new Map<string, Promise<unknown>>();
   readonly #checkTimer: NodeJS.Timeout;
   readonly #errors: Array<(error: Error) => void> = [];
+  /** Every attempt of the runs followed here, as their outcomes come. */
+  readonly #book = new UsageBook();
   #closed: Promise<void> | undefined;
 
   constructor(options: QueueSupervisorOptions) {
@@ -67,6 +71,10 @@ class QueueSupervisorImpl implements QueueSupervisor {
   #report(error: Error): void {
     if (this.#closed !== undefined) return;
     for (const listener of this.#errors) listener(new Error(`checking a run against its job failed: ${error.message}`));
+  }
+
+  usage(): UsageLedger {
+    return this.#book.snapshot();
   }
 
   async ready(): Promise<void> {
@@ -167,6 +175,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
         this.#enqueued.delete(run.id);
         if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
       },
+      attemptEnded: (outcome) => this.#book.add(outcome),
     };
     const run = new RemoteRunImpl(runId, context);
     this.#runs.set(runId, run);

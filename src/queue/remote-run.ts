@@ -22,6 +22,8 @@ export interface RemoteRunContext {
   wake(): void;
   /** The run ended or was detached: stop reading its stream. */
   release(run: RemoteRunImpl): void;
+  /** An attempt ended with this outcome (one that is retried, or the run's last): for the producer's usage ledger. */
+  attemptEnded(outcome: Outcome): void;
 }
 
 interface PendingControl {
@@ -206,6 +208,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
         break;
       }
       case 'retry':
+        this.context.attemptEnded(record.outcome);
         this.#info('retry', `attempt ${record.a} ended ${record.outcome.status}${record.outcome.error === undefined ? '' : ` (${record.outcome.error})`}; it is retried${record.backoffMs > 0 ? ` in ${record.backoffMs} ms` : ''}`, { attempt: record.a, outcome: record.outcome });
         this.#setState('queued');
         break;
@@ -323,6 +326,7 @@ export class RemoteRunImpl extends EventEmitter<RemoteRunEvents> implements Remo
   #finish(outcome: Outcome): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.context.attemptEnded(outcome);
     this.#setState(outcome.status);
     for (const pending of this.#pending.values()) {
       clearTimeout(pending.timer);

@@ -4,6 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import type { ProtocolName } from '../api/registry.js';
 import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
+import type { UsageLedger } from '../pool/ledger.js';
 
 /** Where Redis is: a `redis://` URL, or ioredis options (host, port, password, tls, ...). */
 export type RedisConnection = string | RedisOptions;
@@ -143,6 +144,12 @@ export interface QueueSupervisor extends AsyncDisposable {
   attach(runId: string): RemoteRun;
   /** Resolves once the queue's Redis connections are up. */
   ready(): Promise<void>;
+  /**
+   * Tokens and cost of the runs this producer spawned or attached, summed over every attempt that ended
+   * (the outcome of each retried attempt comes with its retry record), by protocol, model and status;
+   * `complete: false` when one that ran reported no usage. A run that is detached before it ends is not in it.
+   */
+  usage(): UsageLedger;
   /** Connection problems (Redis unreachable, a failed read). They never end a run by themselves: the runs wait for Redis. */
   onError(listener: (error: Error) => void): void;
   /** Detaches every run (they go on running) and closes the Redis connections. */

@@ -55,15 +55,6 @@ export class ControlLedger {
   }
 
   /**
-   * Records a written control nobody awaits (the parent's own close/cancel): its answer still reaches
-   * the `ack` listener.
-   */
-  written(seq: number, type: WireControlType): void {
-    this.#unacked.set(seq, type);
-    this.#waiters.set(seq, { type, origin: 'auto', resolve: () => undefined, timer: undefined });
-  }
-
-  /**
    * Records a control an earlier parent wrote (a re-attached durable run): its ack, read from the
    * channel, is mirrored like any other, but nobody here awaits it and no `ack` listener hears it.
    */

@@ -63,8 +63,8 @@ export interface SentControl {
   note?: string;
 }
 
-/** Listener map of a {@link Run} (eventemitter3). Listeners must not throw. */
-export interface RunEvents {
+/** Listener map of a {@link Run} (eventemitter3). Listeners must not throw. `T`: the type of `outcome.data`. */
+export interface RunEvents<T = unknown> {
   /** Every event, in order, as the iterator yields it (ending with exactly one `exit`). */
   event: (event: RunEvent) => void;
   /** The state changed (the mirrored wire state, or a pooled run leaving `queued`). */
@@ -89,7 +89,7 @@ export interface RunEvents {
   /** The kill ladder signalled the tree. */
   kill: (step: KillStep) => void;
   /** The run ended; emitted once, right before `run.outcome` resolves. */
-  outcome: (outcome: Outcome) => void;
+  outcome: (outcome: Outcome<T>) => void;
 }
 
 /**
@@ -103,8 +103,10 @@ export interface RunEvents {
  * the event file pauses (except while a control waits for its ack, and after the process exited).
  *
  * **Disposal** (`await using run = spawnRun(...)`) is {@link Run.terminate}.
+ *
+ * `T` is the type of `outcome.data`: what `outputSchema` describes (`unknown` by default).
  */
-export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, AsyncDisposable {
+export interface Run<T = unknown> extends EventEmitter<RunEvents<T>>, AsyncIterable<RunEvent>, AsyncDisposable {
   /** The run id (`FEN_WIRE_RUN_ID`). */
   readonly id: string;
   /** The child's pid; undefined when it could not be spawned. */
@@ -124,7 +126,7 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    */
   readonly lastEventAt: number | undefined;
   /** Resolves exactly once with the outcome; never rejects. */
-  readonly outcome: Promise<Outcome>;
+  readonly outcome: Promise<Outcome<T>>;
   /**
    * The ack of the first prompt (`task`), like the control methods' acks (`unanswered` when the run
    * ends first). `undefined` when no task was written. Never rejects.
@@ -169,13 +171,13 @@ export interface Run extends EventEmitter<RunEvents>, AsyncIterable<RunEvent>, A
    * with the outcome once the whole tree is gone. The outcome is `cancelled` (errorCode `aborted`) unless
    * the run had already ended otherwise. Safe to call more than once.
    */
-  terminate(reason?: string): Promise<Outcome>;
+  terminate(reason?: string): Promise<Outcome<T>>;
   /**
    * Ends the run at once: SIGKILLs the process group and every known descendant now (no cancel, no
    * grace) and resolves with the outcome once the tree is gone. The outcome is `cancelled` (errorCode
    * `aborted`) unless the run had already ended otherwise.
    */
-  kill(reason?: string): Promise<Outcome>;
+  kill(reason?: string): Promise<Outcome<T>>;
   /**
    * The same stream in batches: each step yields every event waiting at that moment (at least one), in
    * order, the last batch ending with the `exit`. One promise per batch instead of one per event, for

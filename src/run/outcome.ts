@@ -3,6 +3,7 @@ import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
 import type { Outcome, OutcomeErrorCode, OutcomeStatus } from '../protocol/index.js';
+import type { TermsFields } from './task-terms.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {
@@ -81,6 +82,8 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
 
 export interface OutcomeInputs {
   runId: string;
+  protocol: string;
+  model: string | undefined;
   verdict: FinalVerdict;
   report: ProcessReport;
   answer: Answer | undefined;
@@ -92,6 +95,8 @@ export interface OutcomeInputs {
   durationMs: number;
   /** The peer's own session id, when its driver reported one. */
   sessionId?: string | undefined;
+  /** What the run's budget and output schema add. */
+  fields: TermsFields;
 }
 
 /** Builds the outcome record. A run that ended `done` without a result has a missing answer: `truncated` with a note. */
@@ -100,6 +105,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   const outcome: Outcome = {
     runId: inputs.runId,
     status: verdict.status,
+    protocol: inputs.protocol,
     truncated: false,
     turns: inputs.turns,
     spawnFailed: verdict.code === 'spawn-failed' && !verdict.fromChild,
@@ -128,7 +134,8 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   if (inputs.sessionId !== undefined) outcome.sessionId = inputs.sessionId;
   const usage = result?.usage ?? inputs.turnUsage;
   if (usage !== undefined) outcome.usage = usage;
-  return outcome;
+  if (inputs.model !== undefined) outcome.model = inputs.model;
+  return Object.assign(outcome, inputs.fields);
 }
 
 /**

@@ -17,6 +17,8 @@ import type { ChildListeners } from './child-start.js';
 import { DurableTenure } from './durable-tenure.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
+import { termsOf } from './task-terms.js';
+import type { TaskTerms, TermsFields } from './task-terms.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
 import type { WatchEntry } from '../process/watchdog.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
@@ -88,6 +90,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #bounds: RunBounds;
+  /** Its budget and output schema, when it has either. */
+  readonly #terms: TaskTerms | undefined;
+  /** The model the child last named. */
+  #model: string | undefined;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
   /** Tells the `control` listeners of the task prompt, once: see the constructor. */
   #taskWritten: (() => void) | undefined;
@@ -137,6 +143,22 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       end: (verdict, how) => this.#end(verdict, how),
     });
+    this.#terms = termsOf(options, protocol, {
+      get stoppable() {
+        return run.#controlsOpen && !run.#closeSent && !run.#mirror.terminal;
+      },
+      get idle() {
+        return run.#idle;
+      },
+      close: () => {
+        this.#closeSent = true;
+        this.#sendOwn({ type: 'close' });
+      },
+      send: (control) => this.#sendOwn(control),
+      cancel: (verdict) => {
+        if (!this.#ended) this.#end(verdict, { cancel: true });
+      },
+    });
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
@@ -145,8 +167,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       shouldPause: () => this.#shouldPauseReading(),
       backpressure: () => this.#backpressure(),
     });
-    if (options.signal?.aborted) {
-      this.#verdict = { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' };
+    const unstarted: Verdict | undefined = options.signal?.aborted
+      ? { status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the run started' }
+      : this.#terms?.spentBeforeStart();
+    if (unstarted !== undefined) {
+      this.#verdict = unstarted;
       void this.#finishUnstarted();
       return;
     }
@@ -368,14 +393,20 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     return ack;
   }
 
-  /** Sends a control of the core's own (close, cancel); failures only matter through the kill ladder. */
-  #sendOwn(type: 'close' | 'cancel'): void {
-    if (!this.#controlsOpen) return;
-    const sent = this.#driver.send({ type });
+  /**
+   * Sends a control of the core's own (close, cancel; a budget's finalize, the repair follow-up): its ack, or
+   * undefined when it was not sent (failures only matter through the kill ladder).
+   */
+  #sendOwn(control: Control): Promise<Ack> | undefined {
+    if (!this.#controlsOpen) return undefined;
+    const sent = this.#driver.send(control);
     if (sent.kind === 'sent') {
-      this.#ledger.written(sent.ref, type);
-      this.#wrote({ type }, sent.ref, 'auto');
-    } else if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+      const ack = this.#ledger.awaitAck(sent.ref, control.type, 'auto', undefined);
+      this.#wrote(control, sent.ref, 'auto');
+      return ack;
+    }
+    if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
+    return undefined;
   }
 
   #tellTaskWritten(): void {
@@ -407,7 +438,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #end(verdict: Verdict | undefined, how: EndHow = {}): void {
     if (verdict !== undefined) this.#verdict ??= verdict;
     this.#bounds.stopWatching();
-    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn('cancel');
+    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn({ type: 'cancel' });
     this.#controlsOpen = false;
     const child = this.#process;
     if (child === undefined) {
@@ -436,13 +467,21 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     }, graceMs);
   }
 
-  /** keepAlive false: close once ready, with every control answered and nothing waiting to be injected. */
+  /** Ready, with no turn open, every control answered and nothing waiting to be injected. */
+  get #idle(): boolean {
+    return this.#mirror.state === 'ready' && !this.#turnOpen && this.#ledger.unacked === 0 && this.#ledger.undelivered === 0;
+  }
+
+  /**
+   * keepAlive false: close once idle, after outputSchema's repair turn when the answer needs one (a
+   * follow-up: a driver still ending the turn takes it once the turn is over, an idle child at once).
+   */
   #maybeClose(): void {
-    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle) return;
-    if (this.#mirror.state !== 'ready' || this.#turnOpen) return;
-    if (this.#ledger.unacked > 0 || this.#ledger.undelivered > 0) return;
+    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle || !this.#idle) return;
+    const repair = this.#terms?.repairBeforeClose();
+    if (repair !== undefined && this.#sendOwn({ type: 'follow-up', text: repair }) !== undefined) return;
     this.#closeSent = true;
-    this.#sendOwn('close');
+    this.#sendOwn({ type: 'close' });
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -477,7 +516,18 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         this.#bounds.turnStarted();
         this.#mirror.turnStarted();
       },
-      turnCompleted: (report) => this.#onTurnComplete(report),
+      turnCompleted: (report) => {
+        this.#onTurnComplete(report);
+        if (!this.#ended) this.#terms?.turnCompleted(report);
+      },
+      toolCalled: () => {
+        if (!this.#ended) this.#terms?.toolCalled();
+      },
+      modelCall: ({ model, usage }) => {
+        if (this.#ended) return;
+        if (model !== undefined) this.#model = model;
+        if (usage !== undefined) this.#terms?.modelCallEnded(usage);
+      },
       result: (result) => {
         if (!this.#ended) this.#result ??= result;
       },
@@ -662,7 +712,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
     this.#flushSettlements();
     this.#ledger.giveUp();
-    const verdict = finalVerdict({
+    // The answer is read before the exit event goes out: outputSchema's verdict on it is the run's.
+    const answer = this.#result === undefined ? undefined : await this.#result.answer;
+    const decided = finalVerdict({
       command: this.#command,
       exit,
       protocolFailure: this.#protocolFailure,
@@ -670,7 +722,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       parentVerdict: this.#verdict,
       reachedAgent: this.#reachedAgent,
     });
-    if (this.#childExit === undefined) this.#mirror.exit(verdict.status);
+    const { verdict, fields } = this.#terms?.judge(decided, answer?.finalText) ?? { verdict: decided, fields: {} };
+    if (this.#childExit === undefined || verdict !== decided) this.#mirror.exit(verdict.status);
     this.#finalVerdict = verdict;
     const held = this.#heldExit;
     this.#heldExit = undefined;
@@ -690,8 +743,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       this.#publishSyntheticExit(verdict);
     }
     const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
-    const answer = this.#result === undefined ? undefined : await this.#result.answer;
-    this.#finish(verdict, report, answer);
+    this.#finish(verdict, report, answer, fields);
   }
 
   #publishSyntheticExit(verdict: Verdict): void {
@@ -718,7 +770,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.endIterators();
   }
 
-  /** The run ends before anything was started (aborted signal, a channel that could not be set up). */
+  /** The run ends before anything was started (aborted signal, a spent shared budget, a channel that could not be set up). */
   async #finishUnstarted(): Promise<void> {
     await Promise.resolve();
     const verdict = this.#verdict!;
@@ -727,11 +779,14 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.#finish({ ...verdict, fromChild: false }, NO_PROCESS, undefined);
   }
 
-  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined): void {
+  /** `fields`: what the terms added when they judged the verdict (else they judge it now: every end reports its budget). */
+  #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined, fields?: TermsFields): void {
     if (this.#ended) return;
     this.#ended = true;
     const outcome = buildOutcome({
       runId: this.id,
+      protocol: this.#options.protocol,
+      model: this.#model,
       verdict,
       report,
       answer,
@@ -741,6 +796,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
       sessionId: this.#sessionId,
+      fields: fields ?? this.#terms?.judge(verdict, answer?.finalText).fields ?? {},
     });
     this.#tenure?.end();
     this.#driver.dispose();

@@ -1,6 +1,8 @@
 // The in-memory driver: a run with no process whose child side a test plays in-process (like MCP's linked pair).
-import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../protocol/driver.js';
-import { resolveOptions } from '../api/spawn-run.js';
+import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, ProtocolCapabilities, SendOutcome } from '../protocol/driver.js';
+import type { ProtocolReports } from '../protocol/budget.js';
+import { resolveOptions, validateFor } from '../api/spawn-run.js';
+import { meterFacts } from '../drivers/shared/session.js';
 import { SupervisedRun } from '../run/supervised-run.js';
 import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
@@ -30,8 +32,12 @@ export interface InMemoryChild {
   ack(ref: number, status: 'accepted' | 'applied' | 'rejected', reason?: string): void;
   /** `turn-started` (turn numbers count from 1; default: the next one). */
   turnStarted(turn?: number): void;
-  /** `assistant-text-delta`. */
+  /** `assistant-text-delta`; the turn's deltas make its answer (reported with `turnComplete` to a run with an outputSchema). */
   text(delta: string): void;
+  /** `tool-call` (and the fact a budget counts). */
+  toolCall(name: string): void;
+  /** `llm-end` with the model call's usage (and the fact a budget counts while the turn is open). */
+  modelCallEnded(usage: Usage): void;
   /** `turn-complete` of the open turn. */
   turnComplete(stopReason?: string, usage?: Usage): void;
   /** `steering-injected` / `follow-up-injected` naming the control `ref`. */
@@ -45,11 +51,12 @@ export interface InMemoryChild {
   /**
    * Any event, published as it is (its envelope filled in), with the fact it means reported to the run
    * as a well-behaved child means it: `ready`, `control-ack` (the answer of its `ref`), `turn-started`,
-   * `turn-complete`, a delivery (`steering-injected`, `follow-up-injected`, `info` refs), `result` (its
-   * answer: `answer` when given, else the event's inline text), `exit`. Every method above is one `play`.
+   * `turn-complete` (with the turn's text as its answer), a delivery (`steering-injected`,
+   * `follow-up-injected`, `info` refs), `result` (its answer: `answer` when given, else the event's inline
+   * text), `exit`, and the figures a budget counts (`tool-call`, `llm-end`). Every method above is one `play`.
    */
   play(event: PlayableEvent, answer?: PlayedAnswer): void;
-  /** Any event, published as it is (its envelope filled in), with no fact reported: a display event. */
+  /** Any event, published as it is (its envelope filled in), after the budget's facts it carries (`tool-call`, `llm-end`). */
   event(event: RunEventDraft): void;
   /** A rejected line. */
   rejected(event: Omit<RejectedEvent, 'type'>): void;
@@ -75,9 +82,18 @@ export interface PlayedAnswer {
 }
 
 /** A run over the in-memory driver, and the child side to play. */
-export interface InMemoryRun {
-  run: Run;
+export interface InMemoryRun<T = unknown> {
+  run: Run<T>;
   child: InMemoryChild;
+}
+
+/**
+ * What the played protocol reports and can do (default: every figure, finalize and continuing the
+ * conversation), so a test plays a protocol with less; a budget on a figure it does not report is refused.
+ */
+export interface InMemoryProtocol {
+  reports?: Partial<ProtocolReports>;
+  capabilities?: Partial<ProtocolCapabilities>;
 }
 
 class InMemoryDriver implements Driver {
@@ -139,23 +155,31 @@ class InMemoryDriver implements Driver {
 
 /**
  * Starts a run whose child is played by the test, in-process: `createInMemoryRun({ task: 'hi' })`.
- * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started).
+ * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started); `played`
+ * says what the protocol reports and can do. Throws on invalid options, as spawnRun does.
  */
-export function createInMemoryRun(options: Omit<RunOptions, 'command' | 'args' | 'protocol'> = {}): InMemoryRun {
+export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'command' | 'args' | 'protocol'> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
   let driver: InMemoryDriver | undefined;
   const protocol: Protocol = {
+    reports: { turns: true, toolCalls: true, tokens: true, costUsd: true, ...played.reports },
+    capabilities: { finalize: true, continueConversation: true, ...played.capabilities },
     validate: () => undefined,
     create: (context) => (driver = new InMemoryDriver(context)),
   };
   const resolved = { ...resolveOptions({ ...options, command: 'in-memory' }), protocol: 'in-memory' };
-  const run = new SupervisedRun(resolved, protocol);
-  return { run, child: linkedChild(driver!, run.id) };
+  validateFor(protocol, resolved);
+  const run = new SupervisedRun(resolved, protocol) as Run<T>;
+  return { run, child: linkedChild(driver!, run.id, resolved.outputSchema !== undefined) };
 }
 
-function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
+function linkedChild(driver: InMemoryDriver, runId: string, reportsAnswers: boolean): InMemoryChild {
   let seq = 0;
   let turn = 0;
+  /** The open turn's text: its answer. */
+  let turnText = '';
   const sink = () => driver.sink;
+  // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
+  const publish = (event: PlayableEvent) => sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
   const child: InMemoryChild = {
     get controls() {
       return driver.received;
@@ -170,10 +194,14 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
       return driver.disconnected;
     },
     play(event, answer) {
-      reportFactOf(sink(), event, answer);
-      if (event.type === 'turn-started') turn = event.turn;
-      // The spread of a union loses the link between `type` and its fields; each member stays a RunEvent once enveloped.
-      sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
+      if (event.type === 'turn-started') {
+        turn = event.turn;
+        turnText = '';
+      } else if (event.type === 'assistant-text-delta') {
+        turnText += event.delta ?? '';
+      }
+      reportFactOf(sink(), event, { answer, turnAnswer: reportsAnswers ? turnText : undefined });
+      publish(event);
     },
     ready() {
       child.play({ type: 'ready' });
@@ -186,6 +214,12 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
     },
     text(delta) {
       child.play({ type: 'assistant-text-delta', delta });
+    },
+    toolCall(name) {
+      child.play({ type: 'tool-call', name });
+    },
+    modelCallEnded(usage) {
+      child.play({ type: 'llm-end', usage });
     },
     turnComplete(stopReason = 'stop', usage) {
       child.play({ type: 'turn-complete', turn, stopReason, ...(usage === undefined ? {} : { usage }) });
@@ -204,7 +238,8 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
       child.play({ type: 'exit', status, ...(error === undefined ? {} : { error }) });
     },
     event(event) {
-      sink().event({ ...event, v: 1, seq: ++seq, run: runId } as RunEvent);
+      meterFacts(sink(), event);
+      publish(event);
     },
     rejected(event) {
       sink().rejected({ type: 'rejected', ...event });
@@ -232,7 +267,8 @@ function linkedChild(driver: InMemoryDriver, runId: string): InMemoryChild {
  * The fact a child's event means for the run core, as a well-behaved child means it: `ready`, an ack,
  * a turn, a delivery, the result (its answer: `answer`, else the event's inline text), the exit.
  */
-function reportFactOf(sink: DriverSink, event: PlayableEvent, answer: PlayedAnswer | undefined): void {
+function reportFactOf(sink: DriverSink, event: PlayableEvent, given: { answer: PlayedAnswer | undefined; turnAnswer: string | undefined }): void {
+  const { answer, turnAnswer } = given;
   switch (event.type) {
     case 'ready':
       return sink.ready();
@@ -242,7 +278,12 @@ function reportFactOf(sink: DriverSink, event: PlayableEvent, answer: PlayedAnsw
     case 'turn-started':
       return sink.turnStarted(event.turn);
     case 'turn-complete':
-      return sink.turnCompleted({ turn: event.turn, stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }) });
+      return sink.turnCompleted({
+        turn: event.turn,
+        stopReason: event.stopReason,
+        ...(event.usage === undefined ? {} : { usage: event.usage }),
+        ...(turnAnswer === undefined ? {} : { answer: turnAnswer }),
+      });
     case 'steering-injected':
     case 'follow-up-injected':
       if (event.ref !== undefined) sink.delivery(event.ref, 'injected');
@@ -251,14 +292,15 @@ function reportFactOf(sink: DriverSink, event: PlayableEvent, answer: PlayedAnsw
       for (const ref of event.refs ?? []) sink.delivery(ref, 'dropped');
       return;
     case 'result': {
-      const given = answer ?? { ...(event.finalText === undefined ? {} : { finalText: event.finalText }), truncated: event.truncated === true };
-      const note = given.truncated ? { truncationNote: 'the in-memory child said its answer is truncated' } : {};
-      sink.result({ stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }), answer: Promise.resolve({ ...given, ...note }) });
+      const whole = answer ?? { ...(event.finalText === undefined ? {} : { finalText: event.finalText }), truncated: event.truncated === true };
+      const note = whole.truncated ? { truncationNote: 'the in-memory child said its answer is truncated' } : {};
+      sink.result({ stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }), answer: Promise.resolve({ ...whole, ...note }) });
       return;
     }
     case 'exit':
       return sink.exit(event.error === undefined ? { status: event.status } : { status: event.status, error: event.error });
     default:
-      return;
+      // A tool call or a model call's end: the figures a budget counts.
+      return meterFacts(sink, event as RunEventDraft);
   }
 }

@@ -28,7 +28,7 @@ export type { FakeFuseraftServe, FakeFuseraftServeOptions, ReceivedMessage } fro
 export * from './fuseraft-serve/scenario.js';
 
 export { createInMemoryRun } from './in-memory.js';
-export type { InMemoryChild, InMemoryRun, ReceivedControl } from './in-memory.js';
+export type { InMemoryChild, InMemoryProtocol, InMemoryRun, ReceivedControl } from './in-memory.js';
 export { fakeMewDaemon } from './mew/server.js';
 export type { FakeMewDaemonOptions, FakeMewDaemonServer } from './mew/server.js';
 export type { ReceivedMessage as MewReceivedMessage } from './mew/daemon.js';

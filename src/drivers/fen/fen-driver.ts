@@ -33,6 +33,11 @@ export class FenDriver implements Driver {
   #writer: ControlWriter | undefined;
   #reader: TwoPassReader | undefined;
   #resultSeen = false;
+  /**
+   * With an outputSchema: the open turn's answer, its last whole final `assistant-text` (undefined when the
+   * child streamed it only, or cut it to its transport bounds: then it is known whole only from the result).
+   */
+  #turnAnswer: string | undefined;
   /** Resolves once every event was published (the events pass stopped). */
   #eventsDone: (() => void) | undefined;
 
@@ -183,10 +188,26 @@ export class FenDriver implements Driver {
         for (const ref of event.refs ?? []) sink.delivery(ref, 'dropped');
         break;
       case 'turn-started':
+        this.#turnAnswer = undefined;
         sink.turnStarted(event.turn);
         break;
-      case 'turn-complete':
-        sink.turnCompleted({ turn: event.turn, stopReason: event['stop-reason'], ...usageOf(event) });
+      case 'turn-complete': {
+        const answer = this.#context.options.outputSchema === undefined || this.#turnAnswer === undefined ? {} : { answer: this.#turnAnswer };
+        sink.turnCompleted({ turn: event.turn, stopReason: event['stop-reason'], ...usageOf(event), ...answer });
+        break;
+      }
+      case 'assistant-text':
+        if (event['final?'] === true) this.#turnAnswer = event['transport-truncated?'] === true ? undefined : event.text;
+        break;
+      case 'tool-call':
+        sink.toolCalled();
+        break;
+      case 'agent-started':
+      case 'llm-start':
+        if (event.model !== undefined) sink.modelCall({ model: event.model });
+        break;
+      case 'llm-end':
+        if (event.usage !== undefined) sink.modelCall(usageOf(event));
         break;
       case 'result':
         // Only the first result is the answer: a second one must not read (and remove) another file.
@@ -231,6 +252,8 @@ function toRejectedEvent(rejection: ReaderRejection): RejectedEvent {
 /** Fen's wire protocol (the default). */
 export const fenProtocol: Protocol = {
   durable: true,
+  reports: { turns: true, toolCalls: true, tokens: true, costUsd: true },
+  capabilities: { finalize: true, continueConversation: true },
   validate(options: ResolvedRunOptions): void {
     if (options.durable !== undefined && !isDurableRunId(options.runId)) {
       throw new TypeError("a durable run's runId must be 1-128 characters of A-Z a-z 0-9 . _ - (it names its directory)");

@@ -226,12 +226,19 @@ class FuseraftDriver implements Driver {
 
 /** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */
 export const fuseraftProtocol: Protocol = {
+  // message_end's counts may be null (a provider that reports none); fuseraft reports no cost.
+  reports: { turns: true, toolCalls: true, tokens: true, costUsd: false },
+  // finalize: an interrupt, then one last user_input; any prompt after an answer goes on in the same chat.
+  capabilities: { finalize: true, continueConversation: true },
   validate: () => undefined,
   create: (context) => new FuseraftDriver(context, 'repl'),
 };
 
 /** `fuseraft run --bridge -c <config> <task>`: one orchestration session; the task is the last argument. */
 export const fuseraftBridgeProtocol: Protocol = {
+  // A turn is one agent message (its usage: tokens, never a cost); stdin takes approvals and interrupt only.
+  reports: { turns: true, toolCalls: true, tokens: true, costUsd: false },
+  capabilities: { finalize: false, continueConversation: false },
   validate(options: ResolvedRunOptions): void {
     if (options.task === undefined || options.task === '') {
       throw new TypeError("protocol 'fuseraft-bridge' needs options.task: it is fuseraft run's last argument");

@@ -234,7 +234,8 @@ export class ReplSession {
     const stopReason = end === 'completed' ? 'end_turn' : end === 'cancelled' ? 'aborted' : 'error';
     const draft = { type: 'turn-complete' as const, turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }) };
     const used = ['inputTokens', 'outputTokens', 'cachedInputTokens'];
-    this.#facts.turnCompleted(this.#turn, stopReason, usage);
+    const answer = end === 'completed' && this.#answer?.truncated === false ? this.#answer.text : undefined;
+    this.#facts.turnCompleted(this.#turn, stopReason, usage, answer);
     this.#facts.event(end === 'error' ? { ...draft, error } : withExtras(draft, frame, used));
     this.#afterTurn();
   }

@@ -402,6 +402,10 @@ class FuseraftServeDriver implements Driver {
 
 /** `fuseraft serve`: connectRun({ protocol: 'fuseraft-serve', url | socketPath, token, clientId, task | resume, approve }). */
 export const fuseraftServeProtocol: Protocol = {
+  // A turn is one task. Its progress is broadcast to every client (tool calls cannot be told apart) and its
+  // result carries no usage; each user_input starts a new task, and a running task reads no input.
+  reports: { turns: true, toolCalls: false, tokens: false, costUsd: false },
+  capabilities: { finalize: false, continueConversation: false },
   validate(options: ResolvedRunOptions): void {
     const connection = options.connection;
     if (connection === undefined) throw new TypeError("protocol 'fuseraft-serve' is a daemon: start it with connectRun");

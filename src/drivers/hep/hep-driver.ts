@@ -118,6 +118,9 @@ export class HepDriver implements Driver {
 
 /** Fa's Harness Event Protocol v1 (`fa --output events`). */
 export const hepProtocol: Protocol = {
+  // A turn is one model round, whose usage (cost included) comes with its turn_done; a HEP child reads no input.
+  reports: { turns: true, toolCalls: true, tokens: true, costUsd: true },
+  capabilities: { finalize: false, continueConversation: false },
   validate(options: ResolvedRunOptions): void {
     if (typeof options.task !== 'string' || options.task === '') {
       throw new TypeError("a HEP run needs options.task (a non-empty string): fa takes its prompt as '-p <task>'");

@@ -149,6 +149,7 @@ export class HepSession {
         const call: RunEventDraftOf<'tool-call'> = { type: 'tool-call', name: frame['name'] as string, id: frame['id'] as string };
         if (args !== undefined) call.arguments = args;
         if (isBounded(args)) call.transportTruncated = true;
+        sink.toolCalled();
         this.#publish(addExtras(call, frame, TOOL_START_FIELDS), seq);
         return;
       }

@@ -151,8 +151,17 @@ function checkMewOptions(options: ResolvedRunOptions): void {
   }
 }
 
+/**
+ * What mew's sessions report and take: every `message_end` carries its usage and cost; finalize is a cancel,
+ * then one last prompt; a prompt after an answer goes on in the same session.
+ */
+const MEW_REPORTS = { turns: true, toolCalls: true, tokens: true, costUsd: true } as const;
+const MEW_CAPABILITIES = { finalize: true, continueConversation: true } as const;
+
 /** `connectRun({ protocol: 'mew', url, task, cwd, resume })`: a session on a running mew daemon. */
 export const mewConnectProtocol: Protocol = {
+  reports: MEW_REPORTS,
+  capabilities: MEW_CAPABILITIES,
   validate: checkMewOptions,
   create: (context) => new MewDriver(context, false),
 };
@@ -163,6 +172,8 @@ export const mewConnectProtocol: Protocol = {
  */
 export const mewSpawnProtocol: Protocol = {
   spawnsDaemon: true,
+  reports: MEW_REPORTS,
+  capabilities: MEW_CAPABILITIES,
   validate(options: ResolvedRunOptions): void {
     checkMewOptions(options);
     if (options.connection?.url === undefined) {

@@ -18,7 +18,7 @@ export const TURN_MESSAGES: ReadonlySet<string> = new Set([
 export interface TurnFacts {
   event(draft: EventDraft): void;
   turnStarted(turn: number): void;
-  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
+  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined, answer?: string): void;
 }
 
 /** How a turn ended, as far as the stream tells. */
@@ -117,8 +117,9 @@ export class TurnStream {
     this.#open = false;
     const usage = this.#usage;
     const stopReason = how === 'completed' ? (this.#finish ?? 'end_turn') : how === 'cancelled' ? 'aborted' : 'error';
-    this.#facts.turnCompleted(this.#turn, stopReason, usage);
+    const answer = how === 'completed' ? this.#text.take() : undefined;
+    this.#facts.turnCompleted(this.#turn, stopReason, usage, answer?.truncated === false ? answer.text : undefined);
     this.#facts.event({ type: 'turn-complete', turn: this.#turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(error === undefined ? {} : { error }) });
-    return { answer: how === 'completed' ? this.#text.take() : undefined, usage };
+    return { answer, usage };
   }
 }

@@ -22,8 +22,8 @@ export interface SessionSink {
   delivery(ref: number, delivery: Delivery): void;
   /** A turn began (turns count from 1). */
   turnStarted(turn: number): void;
-  /** A turn ended: `end_turn`, `aborted` (cancelled) or `error`. */
-  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined): void;
+  /** A turn ended: `end_turn`, `aborted` (cancelled) or `error`; `answer`: its whole answer text, when it completed with one. */
+  turnCompleted(turn: number, stopReason: string, usage: Usage | undefined, answer?: string): void;
   /** The run's answer, once. */
   result(report: SessionResult): void;
   /** The peer's own id of the conversation (see DriverSink.session). */
@@ -79,20 +79,32 @@ export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): vo
 
 /**
  * The shared facts of a session, forwarded to the core: events through `publish` (which stamps them),
- * the answer bounded by `maxFinalTextBytes`. `idle: false`: a completed turn leaves the state running
- * (fuseraft's bridge goes on by itself).
+ * after the budget's facts they carry; the answer bounded by `maxFinalTextBytes`; a turn's answer only
+ * for a run with an outputSchema. `idle: false`: a completed turn leaves the state running (fuseraft's
+ * bridge goes on by itself).
  */
 export function forwardFacts(context: DriverContext, publish: (draft: EventDraft) => void, idle = true): SessionSink {
   const sink = () => context.sink;
   const maxChars = context.options.maxFinalTextBytes;
+  const checksAnswers = context.options.outputSchema !== undefined;
   return {
     ready: () => sink().ready(),
-    event: publish,
+    event: (draft) => {
+      meterFacts(sink(), draft);
+      publish(draft);
+    },
     ack: (ref, status, reason) => sink().ack(ref, status, reason),
     delivery: (ref, delivery) => sink().delivery(ref, delivery),
     turnStarted: (turn) => sink().turnStarted(turn),
     session: (id) => sink().session(id),
-    turnCompleted: (turn, stopReason, usage) => sink().turnCompleted({ turn, stopReason, ...(usage === undefined ? {} : { usage }), ...(idle ? {} : { idle }) }),
+    turnCompleted: (turn, stopReason, usage, answer) =>
+      sink().turnCompleted({
+        turn,
+        stopReason,
+        ...(usage === undefined ? {} : { usage }),
+        ...(idle ? {} : { idle }),
+        ...(answer === undefined || !checksAnswers ? {} : { answer }),
+      }),
     result: (report) =>
       sink().result({
         stopReason: report.stopReason,
@@ -100,6 +112,22 @@ export function forwardFacts(context: DriverContext, publish: (draft: EventDraft
         answer: Promise.resolve(answerOf(report.answer, maxChars)),
       }),
   };
+}
+
+/** The budget's facts an event carries: a tool call, the model named, a model call's usage. */
+export function meterFacts(sink: DriverSink, draft: EventDraft): void {
+  switch (draft.type) {
+    case 'tool-call':
+      sink.toolCalled();
+      break;
+    case 'agent-started':
+    case 'llm-start':
+      if (draft.model !== undefined) sink.modelCall({ model: draft.model });
+      break;
+    case 'llm-end':
+      if (draft.usage !== undefined) sink.modelCall({ usage: draft.usage });
+      break;
+  }
 }
 
 /** The outcome's answer from a session's: a cut one says so. */

@@ -40,6 +40,15 @@ describe('supervise usage errors (main() in process)', () => {
     ['state dir that is a file', ['--task', 'x', '--state-dir', `${ROOT}package.json`, '--', 'node'], /--state-dir .* is not a directory/],
     ['empty task on stdin', ['--', 'node'], /the task from stdin is empty/, ''],
     ['whitespace task', ['--task', '  \n', '--', 'node'], /the task from --task is empty/],
+    ['a limit that is not a count', ['--max-tool-calls', '2.5', '--task', 'x', '--', 'node'], /--max-tool-calls "2\.5" is not a whole number >= 1/],
+    ['a negative cost', ['--max-cost', '-1', '--task', 'x', '--', 'node'], /--max-cost: "-1" is invalid: a limit must be more than 0/],
+    ['a zero cost', ['--max-cost', '0', '--task', 'x', '--', 'node'], /--max-cost "0" is not an amount of dollars > 0/],
+    ['a total without a batch', ['--max-total-cost', '5', '--task', 'x', '--', 'node'], /--max-total-cost needs --tasks FILE/],
+    ['a limit the protocol cannot enforce', ['--protocol', 'fuseraft', '--max-cost', '1', '--task', 'x', '--', 'node'], /cannot start the run: options\.budget\.maxCostUsd cannot be enforced: protocol 'fuseraft' does not report cost/],
+    ['a missing schema file', ['--output-schema', '/nonexistent/schema.json', '--task', 'x', '--', 'node'], /--output-schema \/nonexistent\/schema\.json: cannot read it \(ENOENT\)/],
+    ['a schema file that is not JSON', ['--output-schema', `${ROOT}README.md`, '--task', 'x', '--', 'node'], /--output-schema .*README\.md is not JSON/],
+    ['a schema ajv cannot compile', ['--output-schema', `${ROOT}fixtures/schemas/invalid-schema.json`, '--task', 'x', '--', 'node'], /--output-schema .*invalid-schema\.json cannot be compiled: schema is invalid: data\/type must be equal to one of the allowed values/],
+    ['a batch limit the protocol cannot enforce', ['--protocol', 'fuseraft-bridge', '--max-total-cost', '1', '--tasks', '-', '--', 'node'], /cannot start the tasks: options\.budget\.shared\.maxCostUsd cannot be enforced/, '"t"\n'],
   ];
   for (const [name, args, message, input] of cases) {
     it(`${name}: exit 2, the reason on stderr, nothing on stdout`, async () => {
@@ -147,10 +156,24 @@ describe('parseCommandLine', () => {
     }
   });
 
+  it('maps the budget flags to limits (--max-cost in dollars), and --output-schema to its file', () => {
+    const parsed = parseCommandLine([
+      '--tasks', 'f', '--max-turns', '3', '--max-tool-calls', '40', '--max-tokens', '100000', '--max-cost', '$0.50',
+      '--max-total-tokens', '1000000', '--max-total-cost', '12', '--output-schema', 's.json', '--', 'fen',
+    ]);
+    if (parsed.kind !== 'run') throw new Error('not a run');
+    expect(parsed.options).toMatchObject({
+      budget: { maxTurns: 3, maxToolCalls: 40, maxTokens: 100_000, maxCostUsd: 0.5 },
+      totalBudget: { maxTokens: 1_000_000, maxCostUsd: 12 },
+      outputSchema: 's.json',
+    });
+    expect(sharedRunOptions(parsed.options, { type: 'object' })).toMatchObject({ budget: parsed.options.budget, outputSchema: { type: 'object' } });
+  });
+
   it('sharedRunOptions: the options every run of the command gets, the protocol and timers included', () => {
     const parsed = parseCommandLine(['--tasks', 'f', '--protocol', 'hep', '--cwd', '/tmp', '--stall-timeout', '3s', '--grace', '1s', '--', 'fa', '-x']);
     if (parsed.kind !== 'run') throw new Error('not a run');
-    expect(sharedRunOptions(parsed.options)).toEqual({
+    expect(sharedRunOptions(parsed.options, undefined)).toEqual({
       protocol: 'hep', command: 'fa', args: ['-x'], env: {}, keepFiles: false, cwd: '/tmp', stallTimeoutMs: 3000, killGraceMs: 1000,
     });
   });

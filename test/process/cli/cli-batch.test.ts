@@ -114,9 +114,16 @@ describe('supervise --tasks', () => {
     expect(byLine.get(4)).toMatchObject({ id: 'slow', status: 'timed-out' });
     expect(byLine.get(6)).toMatchObject({ id: 'crash', status: 'invalid', error: 'duplicate id "crash"' });
     expect(byLine.get(7)).toMatchObject({ id: 'ok', status: 'done', finalText: 'fine' });
-    // A bad task line is the worst here (usage, 2); stderr holds nothing but the summary when it is not a terminal.
+    // A bad task line is the worst here (usage, 2); stderr holds nothing but the summary and the usage when it is not
+    // a terminal (the crash reported no usage: the sums are incomplete).
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^supervise: 6 tasks: 2 done, 1 failed, 1 timed out, 0 cancelled, 2 invalid \(lines 3, 6\) \(/)]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^supervise: 6 tasks: 2 done, 1 failed, 1 timed out, 0 cancelled, 2 invalid \(lines 3, 6\) \(/),
+      expect.stringMatching(/^supervise: usage: 4 runs, \d+ tokens \(in \d+, out \d+\); incomplete: 1 run reported no usage; no cost reported by 3 runs$/),
+      expect.stringMatching(/^supervise: {3}by protocol: fen: 4 runs, /),
+      expect.stringMatching(/^supervise: {3}by model: fake-1: /),
+      expect.stringMatching(/^supervise: {3}by status: .*failed: 1 run, 0 tokens/),
+    ]);
     expect(liveFakeProcesses(kit.token)).toEqual([]);
 
     const noBadLines = tasksFile(['"a"', taskLine('c', 'boom', { name: 'crash', turns: [{ steps: [{ misbehave: { crash: { code: 2 } } }] }] }), taskLine('s', 'slow', PATIENT, { timeout: '1s' })]);

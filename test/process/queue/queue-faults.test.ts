@@ -120,5 +120,7 @@ describe.skipIf(redisMissing)('subvisor/queue: shutdown and outages', () => {
     expect(events.find((e) => e.type === 'info' && e['queue'] === 'attempt')).toMatchObject({ attempt: 2, previous: 'retried' });
     expect(events.filter((e) => e.type === 'exit')).toHaveLength(1);
     expect(w.lines.filter((line) => line.startsWith(`START ${run.id}`))).toEqual([`START ${run.id} 1`, `START ${run.id} 2`]);
+    // The producer's ledger has both attempts: the retried one's outcome came with its retry record.
+    expect(qs.usage().byStatus.failed?.runs).toBe(2);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createQueueSupervisor } from '../../../src/queue/index.js';
 import type { QueueSupervisor, RemoteRun, WorkerProfile } from '../../../src/queue/index.js';
-import { spawnRun } from '../../../src/index.js';
+import { spawnRun, totalTokens } from '../../../src/index.js';
 import type { RunEvent } from '../../../src/index.js';
 import { liveFakeProcesses } from '../../../src/testing/index.js';
 import { haveRedis, redisClients, startRedis } from '../../helpers/redis-server.js';
@@ -92,6 +92,10 @@ describe.skipIf(redisMissing)('subvisor/queue on a real Redis', () => {
     expect(run.state).toBe('done');
     expect((await run.taskAck)?.status).toBe('accepted');
     await w.waitFor(new RegExp(`^END ${run.id} done$`));
+    // The producer's ledger: the outcome's protocol, model and usage, as the worker reported them.
+    const tokens = totalTokens(outcome.usage);
+    expect(tokens).toBeGreaterThan(0);
+    expect(qs.usage()).toMatchObject({ total: { runs: 1, tokens, withoutUsage: 0 }, byProtocol: { fen: { runs: 1, tokens } }, byModel: { 'fake-1': { runs: 1 } }, byStatus: { done: { runs: 1 } }, complete: true });
   });
 
   it('relays controls to the worker and resolves them to the acks of the child', async () => {
@@ -146,6 +150,7 @@ describe.skipIf(redisMissing)('subvisor/queue on a real Redis', () => {
     const outcome = await run.outcome;
     expect(outcome.status).toBe('cancelled');
     expect(outcome.error).toMatch(/never started/);
+    expect(qs.usage()).toMatchObject({ total: { runs: 1, tokens: 0 }, byStatus: { cancelled: { runs: 1 } }, byProtocol: {}, complete: true });
     // A worker started afterwards does not run it.
     const w = await worker(queue, { echo: fakeProfile('echo') });
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -6,6 +6,7 @@ import { createSupervisor } from '../../../src/index.js';
 import type { Run, RunOptions } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild } from '../../../src/testing/index.js';
+import { endRun } from '../../helpers/in-memory-play.js';
 
 /** A child that answers its task in one turn with `answer(task)`, or ends `failed` when `fail(task)` says so. */
 function play(child: InMemoryChild, answer: (task: string) => string, fail: (task: string) => boolean, gate: Promise<void>): void {
@@ -23,15 +24,10 @@ function play(child: InMemoryChild, answer: (task: string) => string, fail: (tas
       child.text(answer(control.text));
       child.turnComplete();
     } else if (control.type === 'close') {
-      child.ack(ref, 'accepted');
       const last = child.controls.find((received) => received.control.type === 'prompt')?.control;
-      child.result(answer(last !== undefined && 'text' in last ? last.text : ''));
-      child.exit('done');
-      child.gone();
+      endRun(child, ref, 'done', answer(last !== undefined && 'text' in last ? last.text : ''));
     } else if (control.type === 'cancel') {
-      child.ack(ref, 'accepted');
-      child.exit('cancelled');
-      child.gone();
+      endRun(child, ref, 'cancelled');
     }
   };
   void gate.then(() => child.ready());

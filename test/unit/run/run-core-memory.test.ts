@@ -4,6 +4,7 @@ import { ControlRefusedError } from '../../../src/index.js';
 import type { Ack, Run, RunEvent } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild } from '../../../src/testing/index.js';
+import { endRun } from '../../helpers/in-memory-play.js';
 
 /** Collects every event of the run, in order, until its exit. */
 function collect(run: Run): Promise<RunEvent[]> {
@@ -23,14 +24,9 @@ function obedient(child: InMemoryChild, answer = 'the answer'): void {
       child.text(answer);
       child.turnComplete('stop', { inputTokens: 10, outputTokens: 5 });
     } else if (control.type === 'close') {
-      child.ack(ref, 'accepted');
-      child.result(answer, { usage: { inputTokens: 10, outputTokens: 5 } });
-      child.exit('done');
-      child.gone();
+      endRun(child, ref, 'done', answer, { inputTokens: 10, outputTokens: 5 });
     } else if (control.type === 'cancel') {
-      child.ack(ref, 'accepted');
-      child.exit('cancelled');
-      child.gone();
+      endRun(child, ref, 'cancelled');
     }
   };
   child.ready();

@@ -134,7 +134,7 @@ describe('ControlLedger', () => {
   it('giveUp: waiting acks become unanswered, pending deliveries dropped, the parent’s own controls reach the listener', async () => {
     vi.useFakeTimers();
     const { ledger, acks, deliveries } = ledgerWithLog();
-    ledger.written(1, 'close');
+    void ledger.awaitAck(1, 'close', 'auto', undefined);
     const waiting = ledger.awaitAck(2, 'prompt', 'task', 10_000);
     const queued = ledger.awaitAck(3, 'follow-up', 'caller', undefined);
     const after: Array<() => void> = [];

@@ -35,7 +35,7 @@ describe('finalVerdict: who decides how a run ended', () => {
 
 describe('buildOutcome', () => {
   const report = { exitCode: 0, signal: null, killed: false, escalated: false, outputTail: 'tail' };
-  const base = { runId: 'r', report, turns: 2, rejectedLines: 0, durationMs: 5, turnUsage: { inputTokens: 3 } };
+  const base = { runId: 'r', protocol: 'fen', model: undefined, report, turns: 2, rejectedLines: 0, durationMs: 5, turnUsage: { inputTokens: 3 }, fields: {} };
 
   it('done with an answer: no error, the result usage wins over the turn sums', () => {
     const outcome = buildOutcome({
@@ -56,6 +56,18 @@ describe('buildOutcome', () => {
   it('a failure carries its error and code; spawnFailed only for spawn-failed', () => {
     const failed = buildOutcome({ ...base, verdict: { status: 'failed', code: 'spawn-failed', error: 'nope', fromChild: false }, answer: undefined, result: undefined });
     expect(failed).toMatchObject({ status: 'failed', error: 'nope', errorCode: 'spawn-failed', spawnFailed: true, truncated: false });
+  });
+
+  it('carries the protocol, the model named, and what the budget and the output schema add', () => {
+    const outcome = buildOutcome({
+      ...base,
+      model: 'fake-1',
+      verdict: { status: 'done', code: 'child-error', error: '', fromChild: true },
+      answer: { finalText: '{"a":1}', truncated: false },
+      result: undefined,
+      fields: { data: { a: 1 }, budget: { limits: { maxTurns: 3 }, used: { turns: 2 } } },
+    });
+    expect(outcome).toMatchObject({ protocol: 'fen', model: 'fake-1', data: { a: 1 }, budget: { limits: { maxTurns: 3 }, used: { turns: 2 } } });
   });
 });
 
