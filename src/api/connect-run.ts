@@ -22,7 +22,8 @@ export function connectRun(options: ConnectOptions): Run {
   const protocol = connectProtocolOf(options);
   const resolved = resolveConnectOptions(options);
   protocol.validate(resolved);
-  return startRun(resolved, protocol);
+  // A daemon has no environment of ours: the run's context goes in the WebSocket handshake, when there is one.
+  return startRun(resolved, protocol, { tracing: options.tracing, callerEnv: [] });
 }
 
 function connectProtocolOf(options: ConnectOptions): Protocol {

@@ -1,6 +1,7 @@
 // Public options of spawnRun (RunOptions) and connectRun (ConnectOptions), documented with their defaults.
 import type { ConnectProtocolName, ProtocolName } from './registry.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
+import type { RunTracing } from '../observe/types.js';
 
 /**
  * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds.
@@ -161,6 +162,15 @@ export interface RunOptions {
   url?: string;
   /** `protocol: 'mew'` only: how outgoing message tags are spelled (see {@link ConnectOptions.mewTagCase}). */
   mewTagCase?: MewTagCase;
+  /**
+   * OpenTelemetry (docs/observability.md). Default `true`: when the application registered an
+   * OpenTelemetry SDK, the run gets a span (`invoke_agent`) under the active context, with a child span per
+   * turn and per tool call, and the child gets its context in `TRACEPARENT`/`TRACESTATE` (a variable you set
+   * in `env` yourself wins); with no SDK registered, nothing at all is done. `false`: none of it.
+   * `{ parent, attributes }`: as `true`, under `parent` instead of the active context, with `attributes`
+   * on the run's span (`gen_ai.agent.name` also names it).
+   */
+  tracing?: RunTracing;
 }
 
 /**
@@ -195,6 +205,7 @@ type SharedRunOptions = Pick<
   | 'handleParentSignals'
   | 'approve'
   | 'answerQuestion'
+  | 'tracing'
 >;
 
 /**

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { PROTOCOLS, protocolNamed } from './registry.js';
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { Protocol } from '../protocol/driver.js';
-import { refuseNul, refuseUnknownKeys } from './option-checks.js';
+import { checkTracing, refuseNul, refuseUnknownKeys } from './option-checks.js';
+import { envWithCarrier } from '../observe/carriers.js';
+import { startRunTelemetry } from '../observe/run-telemetry.js';
+import type { RunTracing } from '../observe/types.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { SupervisedRun } from '../run/supervised-run.js';
@@ -47,15 +50,36 @@ export function spawnRun(options: RunOptions): Run {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options, protocol);
   protocol.validate(resolved);
-  return startRun(resolved, protocol);
+  return startRun(resolved, protocol, telemetryOf(options));
 }
 
-/** Starts the supervised run of validated options (spawnRun and connectRun). */
-export function startRun(resolved: ResolvedRunOptions, protocol: Protocol): Run {
+/** What a run's telemetry needs of the caller's options: the `tracing` choice, and the variables the caller set (they win over TRACEPARENT's). */
+export interface TelemetryOptions {
+  tracing: RunTracing | undefined;
+  callerEnv: readonly string[];
+}
+
+/** The telemetry options of `options` (spawnRun's, or a test's in-memory run's). */
+export function telemetryOf(options: Pick<RunOptions, 'tracing' | 'env'>): TelemetryOptions {
+  return { tracing: options.tracing, callerEnv: Object.keys(options.env ?? {}) };
+}
+
+/**
+ * Starts the supervised run of validated options (spawnRun and connectRun). Its telemetry starts first,
+ * so the child is spawned (or the daemon reached) with the run span's context.
+ */
+export function startRun(resolved: ResolvedRunOptions, protocol: Protocol, telemetryOptions: TelemetryOptions): Run {
+  const telemetry = startRunTelemetry({ protocol: resolved.protocol, runId: resolved.runId, tracing: telemetryOptions.tracing });
+  let options = resolved;
+  if (telemetry !== undefined) {
+    const env = envWithCarrier(resolved.env, telemetry.carrier, new Set(telemetryOptions.callerEnv));
+    options = { ...resolved, env, traceHeaders: Object.keys(telemetry.carrier).length === 0 ? undefined : telemetry.carrier };
+  }
   // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
-  const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
-  const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
+  const link = options.signal === undefined ? undefined : linkAbortSignal(options.signal);
+  const run = new SupervisedRun(link === undefined ? options : { ...options, signal: link.signal }, protocol);
   if (link !== undefined) void run.outcome.then(link.release);
+  telemetry?.listen(run);
   return run;
 }
 
@@ -131,6 +155,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new TypeError('options.signal must be an AbortSignal');
   }
+  checkTracing(options.tracing);
   return {
     protocol: options.protocol ?? 'fen',
     command,
@@ -161,6 +186,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     approve: callback('approve', options.approve),
     answerQuestion: callback('answerQuestion', options.answerQuestion),
     connection: spawnedDaemon(options, protocol),
+    traceHeaders: undefined,
   };
 }
 

@@ -3,3 +3,4 @@ export type * from './options.js';
 export type * from '../protocol/events.js';
 export type * from '../protocol/outcome.js';
 export type * from '../run/handle.js';
+export type { RunTracing } from '../observe/types.js';

@@ -10,6 +10,8 @@ import type { Outcome, Run, RunOptions, StreamIterator } from '../api/types.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
+import { activeContext } from '../observe/carriers.js';
+import type { Context } from '@opentelemetry/api';
 import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
 import type {
   PoolEvent,
@@ -126,7 +128,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
     // Throws on invalid options, like spawnRun, before anything is queued (a caller's own start checks its own).
     if (this.#startRun === undefined) checkRunOptions(resolved);
-    const run = this.#create(resolved, priority, 1, undefined);
+    const run = this.#create(resolved, priority, 1, undefined, activeContext());
     this.#admit(run, { policy, explicitId }, 0);
     return run;
   }
@@ -174,9 +176,16 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   /* ---------------------------------------------------------------------------------------------- */
 
   /** A new handle; its AbortController takes it out of the p-queue when it is cancelled while queued. */
-  #create(options: RunOptions & { runId: string }, priority: number, attempt: number, retryOf: PooledRun | undefined): PooledRun {
+  #create(
+    options: RunOptions & { runId: string },
+    priority: number,
+    attempt: number,
+    retryOf: PooledRun | undefined,
+    traceContext: Context,
+  ): PooledRun {
     const controller = new AbortController();
-    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start: this.#startRun ?? spawnRun });
+    const start = this.#startRun ?? spawnRun;
+    const run = new PooledRun({ options, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start, traceContext });
     this.#controllers.set(run, controller);
     return run;
   }
@@ -228,7 +237,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       const attempt = run.attempt + 1;
       const rootId = (run.retryOf === undefined ? run : rootOf(run)).id;
       const runId = entry.explicitId ? `${rootId}-attempt-${attempt}` : randomUUID();
-      const next = this.#create({ ...base, runId }, run.priority, attempt, run);
+      // A retry's span is a sibling of the attempt before it, under the caller's context.
+      const next = this.#create({ ...base, runId }, run.priority, attempt, run, run.traceContext);
       run.retriedBy(next);
       this.#counts.retried++;
       this.emit('retry', next, run, outcome);

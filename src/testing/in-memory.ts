@@ -1,7 +1,6 @@
 // The in-memory driver: a run with no process whose child side a test plays in-process (like MCP's linked pair).
 import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, SendOutcome } from '../protocol/driver.js';
-import { resolveOptions } from '../api/spawn-run.js';
-import { SupervisedRun } from '../run/supervised-run.js';
+import { resolveOptions, startRun, telemetryOf } from '../api/spawn-run.js';
 import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
 
@@ -130,7 +129,8 @@ export function createInMemoryRun(options: Omit<RunOptions, 'command' | 'args' |
     create: (context) => (driver = new InMemoryDriver(context)),
   };
   const resolved = { ...resolveOptions({ ...options, command: 'in-memory' }), protocol: 'in-memory' };
-  const run = new SupervisedRun(resolved, protocol);
+  // Through the API's start, so an in-memory run is traced like any other (see docs/observability.md).
+  const run = startRun(resolved, protocol, telemetryOf(options));
   return { run, child: linkedChild(driver!, run.id) };
 }
 

@@ -55,11 +55,13 @@ const ALLOWED: Record<string, string[]> = {
   drivers: ['drivers', 'protocol', 'channel', 'wire', 'text'],
   process: ['process'],
   run: ['run', 'protocol', 'process', 'wire', 'text'],
-  api: ['api', 'run', 'drivers', 'protocol', 'wire', 'text'],
+  // Telemetry is composed on the core's public events: it reads runs, never drives them.
+  observe: ['observe', 'run', 'protocol', 'wire'],
+  api: ['api', 'run', 'observe', 'drivers', 'protocol', 'wire', 'text'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
-  pool: ['pool', 'api', 'run', 'protocol', 'process', 'wire', 'text'],
+  pool: ['pool', 'api', 'run', 'observe', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
-  queue: ['queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text'],
+  queue: ['queue', 'pool', 'api', 'run', 'observe', 'protocol', 'wire', 'text'],
   cli: ['cli', 'queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
   // The Agent Handler contract both sides share (its types, the session variable, a bounded wait).
   child: ['child', 'agent', 'wire', 'text'],
