@@ -38,12 +38,12 @@ export function envName(field: string): string {
  * replaced (an inherited TRACEPARENT of this process's own parent must not survive when the run has its
  * own context), except the variables the caller set in `options.env` themselves, which win.
  */
-export function envWithCarrier(
-  env: Record<string, string>,
+export function envWithCarrier<V extends string | undefined>(
+  env: Readonly<Record<string, V>>,
   carrier: Readonly<Record<string, string>>,
   callerSet: ReadonlySet<string>,
-): Record<string, string> {
-  const out = { ...env };
+): Record<string, V | string> {
+  const out: Record<string, V | string> = { ...env };
   for (const field of propagation.fields()) {
     const name = envName(field);
     if (!callerSet.has(name)) delete out[name];

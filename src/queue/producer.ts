@@ -9,6 +9,7 @@ import type { JobData, QueueKeys } from './records.js';
 import { RemoteRunImpl } from './remote-run.js';
 import type { RemoteRunContext } from './remote-run.js';
 import { StreamReader } from './stream-reader.js';
+import { activeContext, carrierOf } from '../observe/carriers.js';
 import type { QueueSupervisor, QueueSupervisorOptions, RemoteRun, RemoteSpawnOptions, Retention } from './types.js';
 
 /** Creates the producer side of a queue: `spawn()` enqueues runs that queue workers (`startWorker`) run. */
@@ -138,6 +139,9 @@ class QueueSupervisorImpl implements QueueSupervisor {
     if (task !== undefined) data.task = task;
     if (timeoutMs !== undefined) data.timeoutMs = timeoutMs;
     if (keepAlive !== undefined) data.keepAlive = keepAlive;
+    // The caller's trace context rides with the job: the worker parents each attempt's span under it.
+    const trace = carrierOf(activeContext());
+    if (Object.keys(trace).length > 0) data.trace = trace;
     const keepSeconds = Math.ceil(retention.ttlMs / 1000);
     const jobOptions = {
       jobId: runId,

@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 /** Each program, what is skipped without it, and its Debian package. */
 const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string }> = {
   'redis-server': {
-    skipped: 'the queue tests (test/process/queue/queue.test.ts, test/process/queue/queue-faults.test.ts and the Redis part of test/process/cli/cli-queue.test.ts)',
+    skipped:
+      'the queue tests (test/process/queue/queue.test.ts, queue-faults.test.ts, queue-telemetry.test.ts and the Redis part of test/process/cli/cli-queue.test.ts)',
     debianPackage: 'redis-server',
   },
   jq: { skipped: "the docs' shell examples that pipe into jq (test/process/project/docs.test.ts)", debianPackage: 'jq' },

@@ -8,7 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const QUEUE_FILES = ['test/process/queue/queue.test.ts', 'test/process/queue/queue-faults.test.ts', 'test/process/cli/cli-queue.test.ts'];
+const QUEUE_FILES = [
+  'test/process/queue/queue.test.ts',
+  'test/process/queue/queue-faults.test.ts',
+  'test/process/queue/queue-telemetry.test.ts',
+  'test/process/cli/cli-queue.test.ts',
+];
 
 const isExecutable = (path: string): boolean => {
   try {
@@ -69,8 +74,9 @@ describe('the queue test files with redis-server hidden from PATH', () => {
     const parsed = JSON.parse(readFileSync(report, 'utf8')) as VitestReport;
     expect(parsed).toMatchObject({ success: true, numFailedTests: 0 });
     const statuses = (file: string) => parsed.testResults.find((r) => r.name.endsWith(`/${file}`))!.assertionResults.map((a) => a.status);
-    // queue and queue-faults need Redis throughout; cli-queue checks its usage errors without it.
-    expect(new Set([...statuses('test/process/queue/queue.test.ts'), ...statuses('test/process/queue/queue-faults.test.ts')])).toEqual(new Set(['skipped']));
+    // queue, queue-faults and queue-telemetry need Redis throughout; cli-queue checks its usage errors without it.
+    const needRedis = ['test/process/queue/queue.test.ts', 'test/process/queue/queue-faults.test.ts', 'test/process/queue/queue-telemetry.test.ts'];
+    expect(new Set(needRedis.flatMap((file) => statuses(file)))).toEqual(new Set(['skipped']));
     expect(statuses('test/process/cli/cli-queue.test.ts')).toContain('passed');
     expect(parsed.numPendingTests).toBeGreaterThan(10);
   }, 150_000);
