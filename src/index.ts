@@ -28,3 +28,4 @@ export { totalTokens } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';
 export { SupervisorClosedError } from './pool/errors.js';
 export type * from './pool/types.js';
+export type { Dashboard, DashboardOptions } from './dashboard/types.js';

@@ -11,6 +11,8 @@ import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
 import { activeContext } from '../observe/carriers.js';
+import { poolBoardSource } from './board-source.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 import type { Context } from '@opentelemetry/api';
 import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
 import type {
@@ -169,6 +171,12 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown({ mode: 'cancel' });
+  }
+
+  async serveDashboard(options: DashboardOptions = {}): Promise<Dashboard> {
+    // Loaded when first served: a pool that never shows a page never loads the server.
+    const { serveDashboard } = await import('../dashboard/server.js');
+    return serveDashboard(poolBoardSource(this, () => this.#live.keys()), options);
   }
 
   /* ---------------------------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 // Public types of the supervisor pool: its options, the pooled Run handle, retries, counts and shutdown.
 import type { EventEmitter } from 'eventemitter3';
 import type { Outcome, Run, RunEvent, RunOptions, StreamIterator } from '../api/types.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 
 /**
  * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)
@@ -197,4 +198,10 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
   shutdown(options?: ShutdownOptions): Promise<SupervisorCounts>;
   /** `shutdown({ mode: 'cancel' })`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
+  /**
+   * Serves a live page of this pool's runs on 127.0.0.1 (docs/observability.md): every run with its state,
+   * task, elapsed time, turns, tokens, cost and last event; a run's event stream, answer and controls. Open
+   * the returned `url` (it holds the page's token); `close()` it when done: it keeps the process alive.
+   */
+  serveDashboard(options?: DashboardOptions): Promise<Dashboard>;
 }

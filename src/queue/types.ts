@@ -4,6 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import type { ProtocolName } from '../api/registry.js';
 import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 
 /** Where Redis is: a `redis://` URL, or ioredis options (host, port, password, tls, ...). */
 export type RedisConnection = string | RedisOptions;
@@ -147,6 +148,24 @@ export interface QueueSupervisor extends AsyncDisposable {
   onError(listener: (error: Error) => void): void;
   /** Detaches every run (they go on running) and closes the Redis connections. */
   close(): Promise<void>;
+  /**
+   * Serves a live page of this producer's runs on 127.0.0.1 (docs/observability.md), or with `runs: 'queue'`
+   * of every run of the queue. Open the returned `url` (it holds the page's token); `close()` it before the
+   * producer: it keeps the process alive.
+   */
+  serveDashboard(options?: QueueDashboardOptions): Promise<Dashboard>;
+}
+
+/** Options of {@link QueueSupervisor.serveDashboard}. */
+export interface QueueDashboardOptions extends DashboardOptions {
+  /**
+   * `followed` (default): the runs this producer spawned or attached. `queue`: every run of the queue,
+   * whoever enqueued it: the jobs BullMQ holds (the live ones, and at the start the last 100 finished), looked
+   * for every `discoverIntervalMs`, each attached and read from its stream.
+   */
+  runs?: 'followed' | 'queue';
+  /** How often `runs: 'queue'` looks for new jobs. Default 2000. */
+  discoverIntervalMs?: number;
 }
 
 /** A child the workers may start, by name: the queue never carries a command line. */

@@ -58,15 +58,17 @@ const ALLOWED: Record<string, string[]> = {
   // Telemetry is composed on the core's public events: it reads runs, never drives them.
   observe: ['observe', 'run', 'protocol', 'wire'],
   api: ['api', 'run', 'observe', 'drivers', 'protocol', 'wire', 'text'],
+  // A live page of runs, from any source that hands it runs (the pool and the queue producer adapt themselves to it).
+  dashboard: ['dashboard', 'api', 'run', 'protocol', 'wire'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
-  pool: ['pool', 'api', 'run', 'observe', 'protocol', 'process', 'wire', 'text'],
+  pool: ['pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
-  queue: ['queue', 'pool', 'api', 'run', 'observe', 'protocol', 'wire', 'text'],
+  queue: ['queue', 'pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'wire', 'text'],
   cli: ['cli', 'queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
   // The Agent Handler contract both sides share (its types, the session variable, a bounded wait).
   child: ['child', 'agent', 'wire', 'text'],
   testing: ['testing', 'child', 'api', 'run', 'protocol', 'drivers', 'channel', 'process', 'wire', 'text'],
-  index: ['api', 'run', 'pool', 'protocol', 'process', 'wire', 'agent', 'testing'],
+  index: ['api', 'run', 'pool', 'dashboard', 'protocol', 'process', 'wire', 'agent', 'testing'],
 };
 
 describe('architecture', () => {
