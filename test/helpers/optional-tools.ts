@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string; present?: () => boolean }> = {
   'redis-server': {
     skipped:
-      'the queue tests (test/process/queue/queue.test.ts, queue-faults.test.ts, queue-telemetry.test.ts and the Redis part of test/process/cli/cli-queue.test.ts)',
+      'the queue tests (test/process/queue/ and the Redis part of test/process/cli/cli-queue.test.ts)',
     debianPackage: 'redis-server',
   },
   jq: { skipped: "the docs' shell examples that pipe into jq (test/process/project/docs.test.ts)", debianPackage: 'jq' },
