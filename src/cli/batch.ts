@@ -70,6 +70,10 @@ class Batch {
     this.#stdout.onGone(() => this.stop('stdout was closed by its reader', 'cancel'));
   }
 
+  get pool(): Supervisor {
+    return this.#sup;
+  }
+
   get counts(): BatchCounts {
     return { ...this.#sup.counts, invalid: this.#invalidLines.length };
   }
@@ -164,10 +168,22 @@ class Batch {
   }
 }
 
-/** Batch mode of supervise (`--tasks`). Resolves with the exit code once every tree is gone and stdout is flushed. */
-export async function runBatch(options: CliOptions, tasksPath: string, streams: CliStreams): Promise<ExitCode> {
+/**
+ * Batch mode of supervise (`--tasks`). Resolves with the exit code once every tree is gone and stdout is flushed.
+ * `withPool` (supervise dashboard) gets the batch's pool before the first task is read.
+ */
+export async function runBatch(options: CliOptions, tasksPath: string, streams: CliStreams, withPool?: (pool: Supervisor) => Promise<void>): Promise<ExitCode> {
   const input = await openTasks(tasksPath, streams);
   const batch = new Batch(options, streams);
+  if (withPool !== undefined) {
+    try {
+      await withPool(batch.pool);
+    } catch (error) {
+      input.destroy();
+      await batch.pool.shutdown();
+      throw error;
+    }
+  }
   const removeSignalHandlers = handleSignals({
     cancel: (signal) => batch.stop(`${signal}: starting no more tasks, cancelling the running ones (send it again to kill them at once)`, 'cancel'),
     killNow: (signal) => batch.stop(`${signal} again: killing every running task's process tree now`, 'kill'),

@@ -39,6 +39,8 @@ Usage:
   supervise --tasks FILE [--parallel N] [run options] -- <child command> [args...]
   supervise --redis URL --queue NAME --profile NAME [--task TEXT] [queue run options]
   supervise worker --redis URL --queue NAME --profiles FILE [worker options]
+  supervise dashboard [--port N] [--host H] --tasks FILE [batch options] -- <child command> [args...]
+  supervise dashboard [--port N] [--host H] --redis URL --queue NAME [--prefix P]
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -91,6 +93,16 @@ ${section('On a queue (BullMQ on Redis; see docs/scale-out.md)', [
     '--stalled-interval D (30s), --max-stalled N (10), --shutdown finish|hand-back',
     '(finish), --shutdown-grace D, --name NAME, --state-dir DIR. First SIGTERM/SIGINT:',
     'no new runs, running ones finish (or go back); a second one hands them back'],
+])}
+
+${section('Dashboard (a live page of the runs; see docs/observability.md)', [
+  ['dashboard', 'serve a page of a --tasks batch (it stays up after the batch until a signal)',
+    'or of every run of a queue (--redis URL --queue NAME, until a signal); its URL,',
+    'with its token, is printed on stderr. The page shows every run, a run\'s events',
+    'and answer, and steers, cancels or terminates it'],
+  ['--port N', 'the port (default 0: any free port)'],
+  ['--host H', 'the address (default 127.0.0.1; another needs --allow-remote: plain HTTP)'],
+  ['--allow-remote', 'serve on a --host that is not a loopback address'],
 ])}
 
 ${section('Protocol', [
@@ -154,6 +166,8 @@ Examples:
   supervise --protocol fuseraft-serve --url ws://127.0.0.1:7070/attach --token-file ~/.fuseraft-token --task 'Fix the tests'
   supervise worker --redis redis://10.0.0.5:6379 --queue agents --profiles profiles.json
   supervise --redis redis://10.0.0.5:6379 --queue agents --profile fen --task 'Fix the tests'
+  supervise dashboard --tasks tasks.jsonl --parallel 8 -- fen --presenter rpc > outcomes.jsonl
+  supervise dashboard --redis redis://10.0.0.5:6379 --queue agents
 `;
 }
 

@@ -1,5 +1,4 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
-import { statSync } from 'node:fs';
 import { connectRun } from '../api/connect-run.js';
 import { spawnRun } from '../api/spawn-run.js';
 import type { Outcome, Run, RunOptions } from '../api/types.js';
@@ -15,22 +14,12 @@ import { createOutputWriter, Stdout } from './output.js';
 import type { CliStreams } from './streams.js';
 import { Progress, progressModeFor } from './progress.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
-import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
+import { connectOptionsFrom, requireDirectories, sharedRunOptions } from './run-options.js';
+import { parseDashboardCommandLine } from './dashboard-args.js';
 import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
 import { readTask, readToken } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { UsageError } from './usage-error.js';
-
-function requireDirectory(option: string, path: string | undefined): void {
-  if (path === undefined) return;
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(path).isDirectory();
-  } catch (error) {
-    throw new UsageError(`--${option} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'cannot stat it'}; give an existing directory.`);
-  }
-  if (!isDirectory) throw new UsageError(`--${option} ${path} is not a directory; give an existing directory.`);
-}
 
 function runOptionsFrom(options: CliOptions, task: string): RunOptions {
   const runOptions: RunOptions = {
@@ -45,8 +34,7 @@ function runOptionsFrom(options: CliOptions, task: string): RunOptions {
 }
 
 async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
-  requireDirectory('cwd', options.cwd);
-  requireDirectory('state-dir', options.stateDir);
+  requireDirectories(options);
   if (options.tasks !== undefined) return runBatch(options, options.tasks, streams);
   // Re-attaching to a fuseraft serve task sends no task.
   const reattach = options.protocol === 'fuseraft-serve' && options.sessionId !== undefined;
@@ -127,6 +115,11 @@ export async function main(argv: readonly string[], streams: CliStreams): Promis
       const options = parseWorkerCommandLine(argv.slice(1));
       const { runWorkerCommand } = await import('./worker-command.js');
       return await runWorkerCommand(options, streams);
+    }
+    if (argv[0] === 'dashboard') {
+      const command = parseDashboardCommandLine(argv.slice(1));
+      const { runDashboardCommand } = await import('./dashboard-command.js');
+      return await runDashboardCommand(command, streams);
     }
     if (isRemoteCommandLine(argv)) {
       const options = parseRemoteCommandLine(argv);

@@ -21,7 +21,7 @@ export function createQueueSupervisor(options: QueueSupervisorOptions): QueueSup
   return new QueueSupervisorImpl(options);
 }
 
-/** At most this many live jobs, and (at the first look) finished ones, are followed per look of a dashboard's discovery. */
+/** At most this many live jobs, and the newest this many finished ones, are looked at per look of a dashboard's discovery. */
 const DISCOVERED_LIVE = 500;
 const DISCOVERED_FINISHED = 100;
 
@@ -220,19 +220,19 @@ class QueueSupervisorImpl implements QueueSupervisor {
   }
 
   /**
-   * Follows every run of the queue: the jobs BullMQ holds (waiting, delayed, prioritized, active; at the first
-   * look also the last finished ones), looked at every `intervalMs`. Returns a function that stops looking.
+   * Follows every run of the queue: the jobs BullMQ holds (waiting, delayed, prioritized, active, and the last
+   * finished ones), looked at every `intervalMs`. Returns a function that stops looking.
    */
   #discover(intervalMs: number): () => void {
     const seen = new Set<string>();
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
-    let first = true;
     const look = async () => {
       try {
         const states = ['active', 'waiting', 'delayed', 'prioritized', 'paused', 'waiting-children'] as const;
-        const jobs = [...(first ? await this.#queue.getJobs(['completed', 'failed'], 0, DISCOVERED_FINISHED - 1) : []), ...(await this.#queue.getJobs([...states], 0, DISCOVERED_LIVE - 1))];
-        first = false;
+        // The finished ones too, every time: a run that started and ended between two looks is shown all the same.
+        const finished = await this.#queue.getJobs(['completed', 'failed'], 0, DISCOVERED_FINISHED - 1);
+        const jobs = [...finished, ...(await this.#queue.getJobs([...states], 0, DISCOVERED_LIVE - 1))];
         for (const job of jobs) {
           const id = job?.id;
           if (stopped || this.#closed !== undefined || id === undefined || job.name !== 'run' || seen.has(id)) continue;

@@ -160,8 +160,8 @@ export interface QueueSupervisor extends AsyncDisposable {
 export interface QueueDashboardOptions extends DashboardOptions {
   /**
    * `followed` (default): the runs this producer spawned or attached. `queue`: every run of the queue,
-   * whoever enqueued it: the jobs BullMQ holds (the live ones, and at the start the last 100 finished), looked
-   * for every `discoverIntervalMs`, each attached and read from its stream.
+   * whoever enqueued it: the jobs BullMQ holds (the live ones, and the newest 100 finished), looked at every
+   * `discoverIntervalMs`, each attached and read from its stream.
    */
   runs?: 'followed' | 'queue';
   /** How often `runs: 'queue'` looks for new jobs. Default 2000. */

@@ -14,6 +14,7 @@ const QUEUE_FILES = [
   'test/process/queue/queue-telemetry.test.ts',
   'test/process/queue/queue-dashboard.test.ts',
   'test/process/cli/cli-queue.test.ts',
+  'test/process/cli/cli-dashboard.test.ts',
 ];
 
 const isExecutable = (path: string): boolean => {
@@ -79,6 +80,7 @@ describe('the queue test files with redis-server hidden from PATH', () => {
     const needRedis = QUEUE_FILES.filter((file) => file.startsWith('test/process/queue/'));
     expect(new Set(needRedis.flatMap((file) => statuses(file)))).toEqual(new Set(['skipped']));
     expect(statuses('test/process/cli/cli-queue.test.ts')).toContain('passed');
+    expect(statuses('test/process/cli/cli-dashboard.test.ts')).toContain('passed');
     expect(parsed.numPendingTests).toBeGreaterThan(10);
   }, 150_000);
 });
