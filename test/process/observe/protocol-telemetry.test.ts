@@ -3,7 +3,7 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOLS } from '../../helpers/matrix-protocols.js';
+import { FEN, PROTOCOLS } from '../../helpers/matrix-protocols.js';
 import { installTelemetry, isChildOf, traceparentOf } from '../../helpers/telemetry.js';
 import type { TestTelemetry } from '../../helpers/telemetry.js';
 
@@ -68,5 +68,23 @@ describe.each(PROTOCOLS.map((protocol) => [protocol.name, protocol] as const))('
       // A daemon: the WebSocket handshake, where W3C Trace Context puts it in an HTTP request.
       expect(started.handshakes()[0]?.['traceparent']).toBe(traceparent);
     }
+  });
+});
+
+describe('span events of a misbehaving child', () => {
+  it("records the child's rejected lines, and each step of the kill ladder", async () => {
+    telemetry.reset();
+    for (const cell of ['garbage', 'stubborn'] as const) {
+      const started = await FEN.start(cell, stateDir);
+      await started.run.outcome;
+      await started.cleanup();
+    }
+    const [garbage, stubborn] = telemetry.named('invoke_agent');
+    const rejected = garbage!.events.filter((event) => event.name === 'subvisor.rejected');
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected[0]!.attributes).toMatchObject({ 'subvisor.rejected.fatal': false });
+    const kills = stubborn!.events.filter((event) => event.name === 'subvisor.kill').map((event) => event.attributes?.['subvisor.kill.signal']);
+    expect(kills).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(stubborn!.attributes).toMatchObject({ 'subvisor.run.killed': true, 'subvisor.run.escalated': true });
   });
 });

@@ -129,6 +129,27 @@ describe('with an SDK registered', () => {
     expect(unfinishedTurns.every((span) => span.ended)).toBe(true);
   });
 
+  it("marks a turn that ended in error, and records deliveries and the child's errors as span events", async () => {
+    telemetry = installTelemetry();
+    const { run, child } = createInMemoryRun({ task: 'go', keepAlive: true, killGraceMs: 50 });
+    play(child, 'hold');
+    await new Promise<void>((resolve) => run.on('event', (event) => event.type === 'assistant-text-delta' && resolve()));
+    const steer = await run.steer('look at the tests');
+    await steer.delivery;
+    child.event({ type: 'error', error: 'rate limited' });
+    child.turnComplete('error', undefined);
+    await run.cancel();
+    await run.outcome;
+    const [runSpan] = telemetry.named('invoke_agent');
+    const names = runSpan!.events.map((event) => event.name);
+    expect(runSpan!.events.find((event) => event.name === 'subvisor.control.delivery')?.attributes).toMatchObject({ 'subvisor.control.seq': steer.seq, 'subvisor.control.delivery': 'injected' });
+    expect(runSpan!.events.find((event) => event.name === 'subvisor.child.error')?.attributes).toMatchObject({ 'subvisor.child.error': 'rate limited' });
+    expect(names).toContain('subvisor.control');
+    const [turn] = telemetry.named('turn');
+    expect(turn!.status.code).toBe(SpanStatusCode.ERROR);
+    expect(turn!.attributes).toMatchObject({ 'error.type': 'turn_error', 'gen_ai.response.finish_reasons': ['error'] });
+  });
+
   it('a span the sampler drops adds no listener to the run', async () => {
     telemetry = installTelemetry({ sampler: new AlwaysOffSampler(), metrics: false });
     const run = playedRun();
