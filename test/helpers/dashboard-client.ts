@@ -54,7 +54,7 @@ export function readEvents(url: string, path: string): EventStreamReader {
   const waiters = new Set<() => void>();
   let endStream!: () => void;
   const ended = new Promise<void>((resolve) => (endStream = resolve));
-  const req = request({ host: base.hostname, port: base.port, path, headers: { authorization: `Bearer ${base.searchParams.get('token')}` } }, (response) => {
+  const req = request({ host: base.hostname, port: base.port, path, agent: false, headers: { authorization: `Bearer ${base.searchParams.get('token')}` } }, (response) => {
     let buffer = '';
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => {

@@ -71,6 +71,21 @@ describe('supervise dashboard', () => {
     await expect(call(url, '/api/board')).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('ends with a batch a signal stopped: no page is left up', async () => {
+    const fake = fakeChild({ turns: [{ steps: [{ text: 'working', chunks: 1 }, { pause: 60_000 }] }] }, { turnTickMs: 5, idleTickMs: 20 });
+    fakes.push(fake);
+    const tasks = join(dir, 'long.jsonl');
+    writeFileSync(tasks, '"take your time"\n');
+    const cli = startCli(['dashboard', '--tasks', tasks, '--grace', '300ms', '--', fake.command, ...fake.args], { env: fake.env });
+    const url = await printedUrl(cli);
+    await eventually(async () => (await rows(url)).some((row) => row.task === 'take your time' && row.status === null), 20_000, 'the task to run');
+    cli.process.kill('SIGINT');
+    const result = await cli.result;
+    expect(result.code).toBe(130);
+    expect(result.stderr).not.toContain('the dashboard stays up');
+    expect(JSON.parse(result.stdout.toString())).toMatchObject({ status: 'cancelled' });
+  });
+
   // Without redis-server this is skipped; the suite says so once (test/global-setup.ts).
   it.skipIf(!haveRedis())("serves a queue's runs until SIGTERM", async () => {
     const redis = await startRedis();

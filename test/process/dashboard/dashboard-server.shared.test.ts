@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../../src/index.js';
 import type { Dashboard, Run, RunOptions, Supervisor } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
+import type { InMemoryChild } from '../../../src/testing/index.js';
 import { call, control, readEvents } from '../../helpers/dashboard-client.js';
 import { play } from '../../helpers/memory-children.js';
 
@@ -117,6 +118,58 @@ describe('feeds and controls', () => {
     stream.close();
   });
 
+  it('cuts off a page that does not read, rather than buffer for it', async () => {
+    let child!: InMemoryChild;
+    sup = createSupervisor({
+      concurrency: 1,
+      start: (options: RunOptions): Run => {
+        const { command: _command, args: _args, protocol: _protocol, ...rest } = options;
+        const memory = createInMemoryRun(rest);
+        child = memory.child;
+        child.ready();
+        return memory.run;
+      },
+    });
+    dash = await sup.serveDashboard();
+    const run = sup.spawn({ keepAlive: true });
+    await new Promise<void>((resolve) => (run.state === 'ready' ? resolve() : run.on('state', (state) => state === 'ready' && resolve())));
+    const base = new URL(dash.url);
+    const { request } = await import('node:http');
+    let received = 0;
+    let resume!: () => void;
+    let responded!: () => void;
+    const streaming = new Promise<void>((resolve) => (responded = resolve));
+    const ended = new Promise<void>((resolve) => {
+      const path = `/api/runs/${run.id}/stream`;
+      const req = request({ host: base.hostname, port: base.port, path, agent: false, headers: { authorization: `Bearer ${base.searchParams.get('token')}` } }, (response) => {
+        // Read nothing until the server has written far more than it keeps waiting for a reader.
+        response.pause();
+        resume = () => {
+          response.on('data', (chunk: Buffer) => (received += chunk.length));
+          response.on('end', resolve);
+          response.resume();
+        };
+        responded();
+      });
+      req.end();
+    });
+    await streaming;
+    const sent = 'x'.repeat(4000);
+    child.turnStarted();
+    for (let batch = 0; batch < 20; batch++) {
+      for (let index = 0; index < 100; index++) child.text(sent);
+      // The board sends its changes every 150 ms: let it write them.
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    resume();
+    await ended;
+    // 8 MB of text went by (16 MB of JSON); the page got its first part and the end of its stream (its browser reconnects).
+    expect(received).toBeGreaterThan(0);
+    expect(received).toBeLessThan(8 * 1024 * 1024);
+    await run.terminate();
+  });
+
   it('keeps at most maxRuns ended runs', async () => {
     sup = memoryPool(1);
     dash = await sup.serveDashboard({ maxRuns: 2 });
@@ -131,6 +184,8 @@ describe('feeds and controls', () => {
 describe('close', () => {
   it('ends every stream and connection, and leaves no handle behind', async () => {
     const handles = () => process.getActiveResourcesInfo().filter((kind) => kind.startsWith('TCP')).length;
+    // Earlier tests' connections close asynchronously: let them go first.
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const before = handles();
     sup = memoryPool();
     dash = await sup.serveDashboard();
