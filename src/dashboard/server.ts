@@ -179,7 +179,12 @@ class Site {
     if (url.pathname === '/api/stream' && method === 'GET') return this.#boardStream(response);
     const match = /^\/api\/runs\/([^/]+)(?:\/(stream|steer|cancel|terminate))?$/.exec(url.pathname);
     if (match === null) return reply(response, 404, { error: 'not found' });
-    const id = decodeURIComponent(match[1]!);
+    let id: string;
+    try {
+      id = decodeURIComponent(match[1]!);
+    } catch {
+      return reply(response, 400, { error: 'the run id in the path is not valid percent-encoding' });
+    }
     const action = match[2];
     if (action === undefined && method === 'GET') {
       const detail = this.#parts.board.detail(id);

@@ -87,6 +87,7 @@ describe('feeds and controls', () => {
     expect(JSON.parse(snapshot.body)).toMatchObject({ title: 'review <b>pool</b>', kind: 'pool', counts: { done: 1 } });
     for (const body of [snapshot.body, JSON.stringify(detail)]) expect(body).not.toContain(SECRET);
     expect((await call(dash.url, '/api/runs/no-such-run')).status).toBe(404);
+    expect((await call(dash.url, '/api/runs/%E0%A4%A')).status).toBe(400);
   });
 
   it("sends the page's controls to the run and answers with its ack; refuses them from anywhere else", async () => {
