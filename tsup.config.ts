@@ -1,4 +1,5 @@
-// Build configuration: ESM-only bundles with declarations, one entry per public subpath and bin.
+// Build configuration: ESM-only bundles with declarations, one entry per public subpath and bin; the dashboard's page files beside them.
+import { cpSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -25,4 +26,8 @@ export default defineConfig({
   sourcemap: false,
   splitting: true,
   shims: false,
+  // The dashboard's page is served as it is written (no front-end build): its files are copied next to the bundles.
+  onSuccess: async () => {
+    cpSync('src/dashboard/page', 'dist/dashboard/page', { recursive: true });
+  },
 });

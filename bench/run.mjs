@@ -9,8 +9,9 @@ import { pathToFileURL } from 'node:url';
 import { inFreshProcess, ROOT } from './lib/harness.mjs';
 import { survivorsAfter, TAG_VARIABLE } from './lib/hygiene.mjs';
 import { formatTable } from './lib/table.mjs';
+import { writeCharts } from './charts.mjs';
 
-const BENCHES = ['latency', 'throughput', 'backpressure', 'scale', 'spawn', 'watchdog', 'pool', 'wire', 'queue', 'drivers'];
+const BENCHES = ['latency', 'throughput', 'backpressure', 'scale', 'spawn', 'watchdog', 'pool', 'wire', 'queue', 'drivers', 'observe'];
 const BENCH_TIMEOUT_MS = 240_000;
 /** The pool benchmark starts 2000 children (1000 per side), the scale one 1000 per side: on a loaded machine they need longer. */
 const BENCH_TIMEOUTS_MS = { pool: 1_200_000, queue: 600_000, backpressure: 1_200_000, scale: 2_400_000 };
@@ -156,6 +157,8 @@ async function main() {
     `${JSON.stringify({ date: new Date().toISOString(), machine: info, options: { quick: options.quick, smoke: options.smoke }, durationS, rows, errors }, null, 2)}\n`,
   );
   console.log(`results written to ${options.out}`);
+  // The table as SVG charts, one per benchmark that ran (docs/performance.md shows them): never with --smoke's figures.
+  if (!options.smoke) console.log(`charts written: ${writeCharts(rows).length} in docs/performance/`);
 
   if (errors.length > 0) {
     console.error(`\n${errors.length} error(s):`);

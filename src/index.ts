@@ -1,7 +1,7 @@
 // Public entry of subvisor: supervised runs (spawnRun, connectRun, attachRun, the Run handle, events, acks, outcome, budgets, journals) and the pool (createSupervisor).
 export { spawnRun } from './api/spawn-run.js';
 export { connectRun } from './api/connect-run.js';
-export { attachRun, AttachError } from './api/attach-run.js';
+export { attachableRuns, attachRun, AttachError } from './api/attach-run.js';
 export type { AttachErrorCode } from './api/attach-run.js';
 export { ControlRefusedError } from './run/errors.js';
 export { JournalError } from './journal/journal-file.js';
@@ -35,3 +35,4 @@ export { totalTokens } from './wire/index.js';
 export { createSupervisor } from './pool/supervisor.js';
 export { SupervisorClosedError } from './pool/errors.js';
 export type * from './pool/types.js';
+export type { Dashboard, DashboardOptions } from './dashboard/types.js';

@@ -112,7 +112,7 @@ export function attachRun(options: AttachOptions): Run {
     durable: { leaseMs: kept.leaseMs },
     attach: { dir, pid: record.pid, pidStart: record.pidStart, marker: record.marker, startedAt: record.startedAt },
   };
-  return startRun(resolved, protocol, journal);
+  return startRun(resolved, protocol, { journal, telemetry: { tracing: undefined, callerEnv: [] } });
 }
 
 /**

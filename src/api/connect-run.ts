@@ -23,7 +23,8 @@ export function connectRun<T = unknown>(options: ConnectOptions<T>): Run<T> {
   const protocol = connectProtocolOf(options);
   const resolved = resolveConnectOptions(options);
   validateFor(protocol, resolved);
-  return startRun(resolved, protocol, openJournal(resolved)) as Run<T>;
+  // A daemon has no environment of ours: the run's context goes in the WebSocket handshake, when there is one.
+  return startRun(resolved, protocol, { journal: openJournal(resolved), telemetry: { tracing: options.tracing, callerEnv: [] } }) as Run<T>;
 }
 
 function connectProtocolOf(options: ConnectOptions): Protocol {

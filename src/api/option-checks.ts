@@ -29,6 +29,7 @@ const SHARED_KEYS = {
   budget: true,
   outputSchema: true,
   outputInstructions: true,
+  tracing: true,
 } satisfies Record<keyof SharedRunOptions, true>;
 
 /** Every key of {@link RunOptions}, checked the same way. */
@@ -45,6 +46,7 @@ const OPTION_KEYS = Object.keys({
   outputTailBytes: true,
   url: true,
   mewTagCase: true,
+  tracing: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** Every key of {@link ConnectOptions}, checked the same way. */
@@ -77,4 +79,19 @@ export function refuseUnknownKeys(options: object, known: readonly string[] = OP
  */
 export function refuseNul(name: string, value: string): void {
   if (value.includes('\0')) throw new TypeError(`options.${name} must not contain a NUL byte ("\\0")`);
+}
+
+/** `tracing`: a boolean, or `{ parent?, attributes? }` with an OpenTelemetry context and an attributes object. */
+export function checkTracing(value: unknown): void {
+  if (value === undefined || typeof value === 'boolean') return;
+  if (typeof value !== 'object' || value === null) throw new TypeError('options.tracing must be a boolean or { parent?, attributes? }');
+  const { parent, attributes, ...rest } = value as { parent?: unknown; attributes?: unknown };
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new TypeError(`options.tracing.${unknown[0]} is not a tracing option (parent, attributes)`);
+  if (parent !== undefined && typeof (parent as { getValue?: unknown } | null)?.getValue !== 'function') {
+    throw new TypeError('options.tracing.parent must be an OpenTelemetry Context');
+  }
+  if (attributes !== undefined && (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes))) {
+    throw new TypeError('options.tracing.attributes must be an object of attribute values');
+  }
 }

@@ -3,6 +3,7 @@ import type { ConnectProtocolName, ProtocolName } from './registry.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
 import type { Budget } from '../protocol/budget.js';
 import type { JsonSchema } from '../protocol/resolved-options.js';
+import type { RunTracing } from '../observe/types.js';
 
 /**
  * Options of {@link spawnRun}. Only `command` is required. Every duration is in milliseconds. `T` is the
@@ -207,6 +208,15 @@ export interface RunOptions<T = unknown> {
    * (your task says it already). Needs `outputSchema`.
    */
   outputInstructions?: string | false;
+  /**
+   * OpenTelemetry (docs/observability.md). Default `true`: when the application registered an
+   * OpenTelemetry SDK, the run gets a span (`invoke_agent`) under the active context, with a child span per
+   * turn and per tool call, and the child gets its context in `TRACEPARENT`/`TRACESTATE` (a variable you set
+   * in `env` yourself wins); with no SDK registered, nothing at all is done. `false`: none of it.
+   * `{ parent, attributes }`: as `true`, under `parent` instead of the active context, with `attributes`
+   * on the run's span (`gen_ai.agent.name` also names it).
+   */
+  tracing?: RunTracing;
 }
 
 /**
@@ -252,6 +262,7 @@ export type SharedRunOptions<T = unknown> = Pick<
   | 'budget'
   | 'outputSchema'
   | 'outputInstructions'
+  | 'tracing'
 >;
 
 /**

@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { PROTOCOLS, protocolNamed } from './registry.js';
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { Protocol } from '../protocol/driver.js';
-import { refuseNul, refuseUnknownKeys } from './option-checks.js';
+import { checkTracing, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import { journalRun, openJournal, resolveJournal } from './journal-option.js';
 import type { JournalFile } from '../journal/journal-file.js';
 import { refuseUnreported, resolveBudget, resolveOutput } from './task-options.js';
+import { envWithCarrier } from '../observe/carriers.js';
+import { startRunTelemetry } from '../observe/run-telemetry.js';
+import type { RunTracing } from '../observe/types.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { MAX_TIMER_MS } from '../run/run-timers.js';
 import { SupervisedRun } from '../run/supervised-run.js';
@@ -52,7 +55,7 @@ export function spawnRun<T = unknown>(options: RunOptions<T>): Run<T> {
   const protocol = protocolOf(options);
   const resolved = resolveOptions(options, protocol);
   validateFor(protocol, resolved);
-  return startRun(resolved, protocol, openJournal(resolved)) as Run<T>;
+  return startRun(resolved, protocol, { journal: openJournal(resolved), telemetry: telemetryOf(options) }) as Run<T>;
 }
 
 /** The checks a protocol puts on resolved options: the budget's figures it reports, then its own rules. */
@@ -61,13 +64,41 @@ export function validateFor(protocol: Protocol, resolved: ResolvedRunOptions): v
   protocol.validate(resolved);
 }
 
-/** Starts the supervised run of validated options (spawnRun and connectRun). */
-export function startRun(resolved: ResolvedRunOptions, protocol: Protocol, journal: JournalFile | undefined): Run {
+/** What a run's telemetry needs of the caller's options: the `tracing` choice, and the variables the caller set (they win over TRACEPARENT's). */
+export interface TelemetryOptions {
+  tracing: RunTracing | undefined;
+  callerEnv: readonly string[];
+}
+
+/** The telemetry options of `options` (spawnRun's, or a test's in-memory run's). */
+export function telemetryOf(options: Pick<RunOptions, 'tracing' | 'env'>): TelemetryOptions {
+  return { tracing: options.tracing, callerEnv: Object.keys(options.env ?? {}) };
+}
+
+/** What a run gets beside its options: its journal file (opened already), and what its telemetry needs. */
+export interface RunCompanions {
+  journal: JournalFile | undefined;
+  telemetry: TelemetryOptions;
+}
+
+/**
+ * Starts the supervised run of validated options (spawnRun, connectRun, attachRun). Its telemetry starts
+ * first, so the child is spawned (or the daemon reached) with the run span's context; its journal listens
+ * from the start.
+ */
+export function startRun(resolved: ResolvedRunOptions, protocol: Protocol, companions: RunCompanions): Run {
+  const telemetry = startRunTelemetry({ protocol: resolved.protocol, runId: resolved.runId, tracing: companions.telemetry.tracing });
+  let options = resolved;
+  if (telemetry !== undefined) {
+    const env = envWithCarrier(resolved.env, telemetry.carrier, new Set(companions.telemetry.callerEnv));
+    options = { ...resolved, env, traceHeaders: Object.keys(telemetry.carrier).length === 0 ? undefined : telemetry.carrier };
+  }
   // Many runs may share the caller's signal: they hang off one listener on it (see abort-link.ts).
-  const link = resolved.signal === undefined ? undefined : linkAbortSignal(resolved.signal);
-  const run = new SupervisedRun(link === undefined ? resolved : { ...resolved, signal: link.signal }, protocol);
+  const link = options.signal === undefined ? undefined : linkAbortSignal(options.signal);
+  const run = new SupervisedRun(link === undefined ? options : { ...options, signal: link.signal }, protocol);
   if (link !== undefined) void run.outcome.then(link.release);
-  if (journal !== undefined) journalRun(run, journal, resolved);
+  if (companions.journal !== undefined) journalRun(run, companions.journal, resolved);
+  telemetry?.listen(run);
   return run;
 }
 
@@ -144,6 +175,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     throw new TypeError('options.signal must be an AbortSignal');
   }
   const output = resolveOutput(options.outputSchema, options.outputInstructions, task);
+  checkTracing(options.tracing);
   return {
     protocol: options.protocol ?? 'fen',
     command,
@@ -179,6 +211,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     durable: durableOf(options, protocol),
     journal: resolveJournal(options.journal, options.stateDir ?? tmpdir()),
     attach: undefined,
+    traceHeaders: undefined,
   };
 }
 

@@ -5,3 +5,4 @@ export type * from '../protocol/outcome.js';
 export type * from '../protocol/budget.js';
 export type { JsonSchema } from '../protocol/resolved-options.js';
 export type * from '../run/handle.js';
+export type { RunTracing } from '../observe/types.js';

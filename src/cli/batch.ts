@@ -74,6 +74,10 @@ class Batch {
     this.#stdout.onGone(() => this.stop('stdout was closed by its reader', 'cancel'));
   }
 
+  get pool(): Supervisor {
+    return this.#sup;
+  }
+
   get counts(): BatchCounts {
     return { ...this.#sup.counts, invalid: this.#invalidLines.length };
   }
@@ -170,6 +174,7 @@ class Batch {
 }
 
 /**
+/**
  * The run options every task shares, checked once (a budget on a figure the protocol does not report, say):
  * a usage error before any task starts, rather than the same error on every line.
  */
@@ -185,11 +190,29 @@ function checkedDefaults(options: CliOptions, outputSchema: JsonSchema | undefin
   return defaults;
 }
 
-/** Batch mode of supervise (`--tasks`). Resolves with the exit code once every tree is gone and stdout is flushed. */
-export async function runBatch(options: CliOptions, tasksPath: string, streams: CliStreams, outputSchema: JsonSchema | undefined): Promise<ExitCode> {
+/**
+ * Batch mode of supervise (`--tasks`). Resolves with the exit code once every tree is gone and stdout is flushed.
+ * `withPool` (supervise dashboard) gets the batch's pool before the first task is read.
+ */
+export async function runBatch(
+  options: CliOptions,
+  tasksPath: string,
+  streams: CliStreams,
+  outputSchema: JsonSchema | undefined,
+  withPool?: (pool: Supervisor) => Promise<void>,
+): Promise<ExitCode> {
   const defaults = checkedDefaults(options, outputSchema);
   const input = await openTasks(tasksPath, streams);
   const batch = new Batch(options, streams, defaults);
+  if (withPool !== undefined) {
+    try {
+      await withPool(batch.pool);
+    } catch (error) {
+      input.destroy();
+      await batch.pool.shutdown();
+      throw error;
+    }
+  }
   const removeSignalHandlers = handleSignals({
     cancel: (signal) => batch.stop(`${signal}: starting no more tasks, cancelling the running ones (send it again to kill them at once)`, 'cancel'),
     killNow: (signal) => batch.stop(`${signal} again: killing every running task's process tree now`, 'kill'),

@@ -41,6 +41,8 @@ Usage:
   supervise worker --redis URL --queue NAME --profiles FILE [worker options]
   supervise attach RUN_ID [--state-dir DIR] [-o MODE] [--controls FILE] [-q]
                           (a durable run started with --durable: its answer, and its exit code)
+  supervise dashboard [--port N] [--host H] --tasks FILE [batch options] -- <child command> [args...]
+  supervise dashboard [--port N] [--host H] --redis URL --queue NAME [--prefix P]
 
 The task (the child's first prompt) comes from --task, --task-file, or standard input when it is
 not a terminal (all of it). stdout carries only what --output asks for; progress, control acks,
@@ -111,6 +113,16 @@ ${section('On a queue (BullMQ on Redis; see docs/scale-out.md)', [
     'no new runs, running ones finish (or go back); a second one hands them back'],
 ])}
 
+${section('Dashboard (a live page of the runs; see docs/observability.md)', [
+  ['dashboard', 'serve a page of a --tasks batch (it stays up after the batch until a signal)',
+    'or of every run of a queue (--redis URL --queue NAME, until a signal); its URL,',
+    'with its token, is printed on stderr. The page shows every run, a run\'s events',
+    'and answer, and steers, cancels or terminates it'],
+  ['--port N', 'the port (default 0: any free port)'],
+  ['--host H', 'the address (default 127.0.0.1; another needs --allow-remote: plain HTTP)'],
+  ['--allow-remote', 'serve on a --host that is not a loopback address'],
+])}
+
 ${section('Protocol', [
   ['--protocol NAME', "fen (default): Fen's wire protocol (fen --presenter rpc)",
     "hep: Fa's HEP v1 (fa --output events); the task is passed as -p TASK,",
@@ -176,6 +188,8 @@ Examples:
   supervise --protocol fuseraft-serve --url ws://127.0.0.1:7070/attach --token-file ~/.fuseraft-token --task 'Fix the tests'
   supervise worker --redis redis://10.0.0.5:6379 --queue agents --profiles profiles.json
   supervise --redis redis://10.0.0.5:6379 --queue agents --profile fen --task 'Fix the tests'
+  supervise dashboard --tasks tasks.jsonl --parallel 8 -- fen --presenter rpc > outcomes.jsonl
+  supervise dashboard --redis redis://10.0.0.5:6379 --queue agents
 `;
 }
 

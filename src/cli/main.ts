@@ -1,5 +1,4 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
-import { statSync } from 'node:fs';
 import { AttachError, attachRun } from '../api/attach-run.js';
 import { connectRun } from '../api/connect-run.js';
 import { spawnRun } from '../api/spawn-run.js';
@@ -17,22 +16,12 @@ import { dataAsAnswer, readOutputSchema } from './output-schema-file.js';
 import type { CliStreams } from './streams.js';
 import { Progress, progressModeFor } from './progress.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
-import { connectOptionsFrom, sharedRunOptions } from './run-options.js';
+import { connectOptionsFrom, requireDirectories, sharedRunOptions } from './run-options.js';
+import { parseDashboardCommandLine } from './dashboard-args.js';
 import { isRemoteCommandLine, parseRemoteCommandLine, parseWorkerCommandLine } from './queue-args.js';
 import { readTask, readToken } from './task-source.js';
 import { terminalAsker, type TerminalAsker } from './terminal-ask.js';
 import { UsageError } from './usage-error.js';
-
-function requireDirectory(option: string, path: string | undefined): void {
-  if (path === undefined) return;
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(path).isDirectory();
-  } catch (error) {
-    throw new UsageError(`--${option} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'cannot stat it'}; give an existing directory.`);
-  }
-  if (!isDirectory) throw new UsageError(`--${option} ${path} is not a directory; give an existing directory.`);
-}
 
 function runOptionsFrom(options: CliOptions, task: string, outputSchema: JsonSchema | undefined): RunOptions {
   const runOptions: RunOptions = {
@@ -48,8 +37,7 @@ function runOptionsFrom(options: CliOptions, task: string, outputSchema: JsonSch
 }
 
 async function supervise(options: CliOptions, streams: CliStreams): Promise<ExitCode> {
-  requireDirectory('cwd', options.cwd);
-  requireDirectory('state-dir', options.stateDir);
+  requireDirectories(options);
   const outputSchema = options.outputSchema === undefined ? undefined : await readOutputSchema(options.outputSchema);
   if (options.tasks !== undefined) return runBatch(options, options.tasks, streams, outputSchema);
   // Re-attaching to a fuseraft serve task, or to a durable run, sends no task.
@@ -145,6 +133,11 @@ export async function main(argv: readonly string[], streams: CliStreams): Promis
       return await runWorkerCommand(options, streams);
     }
     if (argv[0] === 'attach') return await supervise(parseAttachCommandLine(argv.slice(1)), streams);
+    if (argv[0] === 'dashboard') {
+      const command = parseDashboardCommandLine(argv.slice(1));
+      const { runDashboardCommand } = await import('./dashboard-command.js');
+      return await runDashboardCommand(command, streams);
+    }
     if (isRemoteCommandLine(argv)) {
       const options = parseRemoteCommandLine(argv);
       const { superviseRemote } = await import('./remote.js');

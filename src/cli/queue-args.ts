@@ -101,13 +101,13 @@ function required(name: string, value: string | undefined): string {
   return value;
 }
 
-function redisUrl(value: string | undefined): string {
+export function redisUrl(value: string | undefined): string {
   const url = required('redis', value);
   if (!/^rediss?:\/\/[^\s]+$/.test(url)) throw new UsageError(`--redis "${url}" is not a redis:// or rediss:// URL.`);
   return url;
 }
 
-function queueName(value: string | undefined): string {
+export function queueName(value: string | undefined): string {
   const name = required('queue', value);
   if (/[\s:]/.test(name)) throw new UsageError(`--queue "${name}" may not contain spaces or colons.`);
   return name;

@@ -8,6 +8,7 @@ import { EventMarks } from './event-marks.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { CliStreams } from './streams.js';
 import { createOutputWriter, Stdout } from './output.js';
+import { oncePerMessage } from './once-per-message.js';
 import { Progress, progressModeFor } from './progress.js';
 import type { RemoteCliOptions } from './queue-args.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
@@ -35,12 +36,7 @@ export async function superviseRemote(options: RemoteCliOptions, streams: CliStr
   const progress = new Progress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr);
   const qs = createQueueSupervisor(options.prefix === undefined ? { connection: options.redis, queue: options.queue } : { connection: options.redis, queue: options.queue, prefix: options.prefix });
   // Redis unreachable is worth one line per distinct problem, not one per reconnect.
-  const said = new Set<string>();
-  qs.onError((error) => {
-    if (said.has(error.message)) return;
-    said.add(error.message);
-    progress.say(`queue: ${error.message}`);
-  });
+  qs.onError(oncePerMessage((message) => progress.say(`queue: ${message}`)));
   let run: RemoteRun;
   try {
     run = qs.spawn(spawnOptions);

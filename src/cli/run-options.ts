@@ -1,7 +1,9 @@
 // The run options of one supervise command (protocol, command, environment, timers, budget, output schema), for one run or a batch, and those of a run on a daemon.
 import type { ProtocolName } from '../api/registry.js';
 import type { ConnectOptions, JsonSchema, RunOptions } from '../api/types.js';
+import { statSync } from 'node:fs';
 import type { CliOptions } from './args.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * The options given on the command line, as spawnRun options (the task and the per-run parts are the
@@ -67,4 +69,21 @@ export function connectOptionsFrom(options: CliOptions, task: string | undefined
     if (value !== undefined) Object.assign(connect, { [key]: value });
   }
   return connect;
+}
+
+/** `--cwd` and `--state-dir` name existing directories (a usage error otherwise, before anything starts). */
+export function requireDirectories(options: Pick<CliOptions, 'cwd' | 'stateDir'>): void {
+  requireDirectory('cwd', options.cwd);
+  requireDirectory('state-dir', options.stateDir);
+}
+
+function requireDirectory(option: string, path: string | undefined): void {
+  if (path === undefined) return;
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (error) {
+    throw new UsageError(`--${option} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'cannot stat it'}; give an existing directory.`);
+  }
+  if (!isDirectory) throw new UsageError(`--${option} ${path} is not a directory; give an existing directory.`);
 }

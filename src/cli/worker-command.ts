@@ -4,6 +4,7 @@ import type { WorkerOptions, WorkerProfile } from '../queue/index.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { CliStreams } from './streams.js';
 import type { WorkerCliOptions } from './queue-args.js';
+import { oncePerMessage } from './once-per-message.js';
 import { handleSignals } from './signals.js';
 import { UsageError } from './usage-error.js';
 
@@ -42,12 +43,7 @@ export async function runWorkerCommand(options: WorkerCliOptions, streams: CliSt
     throw new UsageError((error as Error).message);
   }
   // Errors (Redis down, a bad job) are reported once per distinct message: a reconnect loop repeats them.
-  const said = new Set<string>();
-  worker.on('error', (error) => {
-    if (said.has(error.message)) return;
-    said.add(error.message);
-    streams.stderr.write(`supervise worker: ${error.message}\n`);
-  });
+  worker.on('error', oncePerMessage((message) => streams.stderr.write(`supervise worker: ${message}\n`)));
   worker.on('start', (runId, attempt) => say(`run ${runId} started (attempt ${attempt})`));
   worker.on('end', (runId, outcome, handedBack) => say(`run ${runId} ${handedBack ? 'handed back to the queue' : `ended ${outcome?.status ?? '(lost its lock)'}`}`));
 

@@ -10,6 +10,8 @@ import { RUN_DEFAULTS } from '../api/spawn-run.js';
 import type { Ack, BudgetReport, ExitRunEvent, Outcome, OutcomeErrorCode, Run, RunHandleState, RunOptions } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { PoolEventTaps } from './event-taps.js';
+import { withContext } from '../observe/carriers.js';
+import type { Context } from '@opentelemetry/api';
 import type { PoolRun } from './types.js';
 
 /** The Run events a pooled run re-emits from the run it started (`outcome` is its own). */
@@ -28,6 +30,8 @@ export interface PooledRunInit {
   dequeue: () => void;
   /** Starts the run once it has a slot (spawnRun, or the pool's own `start`). */
   start: (options: RunOptions) => Run;
+  /** The context active where `spawn()` was called: the run starts under it, whenever its slot comes. */
+  traceContext: Context;
 }
 
 /** Implementation of {@link PoolRun}; created by the supervisor. */
@@ -44,6 +48,7 @@ export class PooledRun extends RunHandle implements PoolRun {
   readonly #protocol: string | undefined;
   readonly #taps: PoolEventTaps;
   readonly #start: (options: RunOptions) => Run;
+  readonly #traceContext: Context;
   readonly #queuedAt = Date.now();
   #dequeue: (() => void) | undefined;
   /** While queued: the caller's signal, shared with other runs through one listener (see abort-link.ts). */
@@ -77,6 +82,7 @@ export class PooledRun extends RunHandle implements PoolRun {
     this.#taps = init.taps;
     this.#dequeue = init.dequeue;
     this.#start = init.start;
+    this.#traceContext = init.traceContext;
     this.finalOutcome = new Promise((resolve) => (this.#resolveFinal = resolve));
     this.taskAck = new Promise((resolve) => (this.#resolveTaskAck = resolve));
     const signal = init.options.signal;
@@ -116,6 +122,11 @@ export class PooledRun extends RunHandle implements PoolRun {
   /** @internal The caller ended it (cancel, terminate, kill, dispose, abort signal): never retried. */
   get endedByCaller(): boolean {
     return this.#endedByCaller;
+  }
+
+  /** @internal The context `spawn()` was called in, for a retry. */
+  get traceContext(): Context {
+    return this.#traceContext;
   }
 
   /** @internal The options it was spawned with, for a retry. */
@@ -197,7 +208,8 @@ export class PooledRun extends RunHandle implements PoolRun {
     }
     let inner: Run;
     try {
-      inner = this.#start(this.#options);
+      // The slot may come long after spawn(), in another async context: the run's span keeps the caller's parent.
+      inner = withContext(this.#traceContext, () => this.#start(this.#options));
     } catch (error) {
       // spawnRun's options were validated at spawn(): only a changed environment, or a caller's own start, gets here.
       this.#endQueued('failed', 'spawn-failed', `could not start the run: ${(error as Error).message}`);

@@ -18,6 +18,10 @@ import type { UsageLedger } from './ledger.js';
 import { SupervisorClosedError } from './errors.js';
 import { PoolEventTaps } from './event-taps.js';
 import { PooledRun } from './pooled-run.js';
+import { activeContext } from '../observe/carriers.js';
+import { poolBoardSource } from './board-source.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
+import type { Context } from '@opentelemetry/api';
 import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
 import type {
   PoolEvent,
@@ -156,7 +160,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
     // Throws on invalid options, like spawnRun, before anything is queued (a caller's own start checks its own).
     if (this.#startRun === undefined) checkRunOptions(resolved);
-    const run = this.#create(resolved, priority, 1, undefined);
+    const run = this.#create(resolved, priority, 1, undefined, activeContext());
     this.#admit(run, { policy, explicitId }, 0);
     return run as PoolRun<T>;
   }
@@ -166,7 +170,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const stateDir = options.stateDir ?? this.#defaults.stateDir ?? tmpdir();
     return attachableRuns(stateDir).map((runId) => {
       const start = () => attachRun({ runId, stateDir, handleParentSignals: this.#signals });
-      const run = this.#create({ runId, command: `(re-attached durable run ${runId})` }, 0, 1, undefined, start);
+      const run = this.#create({ runId, command: `(re-attached durable run ${runId})` }, 0, 1, undefined, activeContext(), start);
       this.#admit(run, { policy: undefined, explicitId: true }, 0);
       return run;
     });
@@ -210,6 +214,12 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     await this.shutdown({ mode: 'cancel' });
   }
 
+  async serveDashboard(options: DashboardOptions = {}): Promise<Dashboard> {
+    // Loaded when first served: a pool that never shows a page never loads the server.
+    const { serveDashboard } = await import('../dashboard/server.js');
+    return serveDashboard(poolBoardSource(this, () => this.#live.keys()), options);
+  }
+
   /* ---------------------------------------------------------------------------------------------- */
   /* Internals                                                                                      */
   /* ---------------------------------------------------------------------------------------------- */
@@ -220,12 +230,13 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     priority: number,
     attempt: number,
     retryOf: PooledRun | undefined,
+    traceContext: Context,
     start: (options: RunOptions) => Run = this.#startRun ?? spawnRun,
   ): PooledRun {
     const controller = new AbortController();
     // spawnRun's default protocol; a caller's own start names its own in the outcome (a re-attached run is Fen's).
     const protocol = options.protocol ?? (this.#startRun === undefined ? 'fen' : undefined);
-    const run = new PooledRun({ options, protocol, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start });
+    const run = new PooledRun({ options, protocol, priority, attempt, retryOf, taps: this.#taps, dequeue: () => controller.abort(), start, traceContext });
     this.#controllers.set(run, controller);
     return run;
   }
@@ -285,7 +296,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       const attempt = run.attempt + 1;
       const rootId = (run.retryOf === undefined ? run : rootOf(run)).id;
       const runId = entry.explicitId ? `${rootId}-attempt-${attempt}` : randomUUID();
-      const next = this.#create({ ...base, runId }, run.priority, attempt, run);
+      // A retry's span is a sibling of the attempt before it, under the caller's context.
+      const next = this.#create({ ...base, runId }, run.priority, attempt, run, run.traceContext);
       run.retriedBy(next);
       this.#counts.retried++;
       this.emit('retry', next, run, outcome);

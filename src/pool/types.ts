@@ -2,6 +2,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { BudgetLimits, Outcome, Run, RunEvent, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
 import type { UsageLedger } from './ledger.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 
 export type { UsageLedger, UsageTotals } from './ledger.js';
 
@@ -240,4 +241,10 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
   shutdown(options?: ShutdownOptions): Promise<SupervisorCounts>;
   /** `shutdown({ mode: 'cancel' })`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
+  /**
+   * Serves a live page of this pool's runs on 127.0.0.1 (docs/observability.md): every run with its state,
+   * task, elapsed time, turns, tokens, cost and last event; a run's event stream, answer and controls. Open
+   * the returned `url` (it holds the page's token); `close()` it when done: it keeps the process alive.
+   */
+  serveDashboard(options?: DashboardOptions): Promise<Dashboard>;
 }

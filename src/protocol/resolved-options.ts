@@ -52,6 +52,11 @@ export interface ResolvedRunOptions {
   outputSchema: JsonSchema | undefined;
   /** connectRun only: where the daemon is and how to attach; undefined for spawnRun. */
   connection: ResolvedConnection | undefined;
+  /**
+   * The run span's trace context as propagation fields (`traceparent`, `tracestate`), for a daemon whose
+   * transport has a place for them (a WebSocket handshake); undefined when the run is not traced.
+   */
+  traceHeaders: Readonly<Record<string, string>> | undefined;
 }
 
 /** The connection options of connectRun after defaults and checks (see ConnectOptions). */

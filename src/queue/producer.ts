@@ -9,6 +9,11 @@ import type { JobData, QueueKeys } from './records.js';
 import { RemoteRunImpl } from './remote-run.js';
 import type { RemoteRunContext } from './remote-run.js';
 import { StreamReader } from './stream-reader.js';
+import { activeContext, carrierOf } from '../observe/carriers.js';
+import { queueBoardSource } from './board-source.js';
+import type { FollowedRuns, QueuedRunInfo } from './board-source.js';
+import type { Dashboard } from '../dashboard/types.js';
+import type { QueueDashboardOptions } from './types.js';
 import type { QueueSupervisor, QueueSupervisorOptions, RemoteRun, RemoteSpawnOptions, Retention } from './types.js';
 import { UsageBook } from '../pool/ledger.js';
 import type { UsageLedger } from '../pool/ledger.js';
@@ -17,6 +22,10 @@ import type { UsageLedger } from '../pool/ledger.js';
 export function createQueueSupervisor(options: QueueSupervisorOptions): QueueSupervisor {
   return new QueueSupervisorImpl(options);
 }
+
+/** At most this many live jobs, and the newest this many finished ones, are looked at per look of a dashboard's discovery. */
+const DISCOVERED_LIVE = 500;
+const DISCOVERED_FINISHED = 100;
 
 const SPAWN_KEYS = new Set(['profile', 'task', 'runId', 'timeoutMs', 'keepAlive', 'attempts', 'backoffMs', 'priority', 'retention']);
 
@@ -39,6 +48,9 @@ class QueueSupervisorImpl implements QueueSupervisor {
   readonly #errors: Array<(error: Error) => void> = [];
   /** Every attempt of the runs followed here, as their outcomes come. */
   readonly #book = new UsageBook();
+  /** What each followed run's job says (its profile and task), for a dashboard; and the dashboards watching. */
+  readonly #infos = new Map<string, QueuedRunInfo>();
+  readonly #watchers = new Set<(run: RemoteRun, info: QueuedRunInfo) => void>();
   #closed: Promise<void> | undefined;
 
   constructor(options: QueueSupervisorOptions) {
@@ -86,7 +98,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     const { data, runId, jobOptions } = this.#jobOf(options);
     const existing = this.#runs.get(runId);
     if (existing !== undefined) return existing;
-    const run = this.#follow(runId);
+    const run = this.#follow(runId, { profile: data.profile, task: data.task });
     const enqueued = this.#queue.add('run', data, jobOptions).then(
       () => this.#checkable.add(run),
       (error: Error) => run.settle(childlessOutcome(runId, 'failed', 'channel-error', `the run could not be enqueued: ${error.message}`)),
@@ -100,7 +112,25 @@ class QueueSupervisorImpl implements QueueSupervisor {
     if (typeof runId !== 'string' || runId.length === 0) throw new TypeError('attach needs a run id');
     const existing = this.#runs.get(runId);
     if (existing !== undefined) return existing;
-    const run = this.#follow(runId);
+    return this.#attach(runId, { profile: undefined, task: undefined });
+  }
+
+  async serveDashboard(options: QueueDashboardOptions = {}): Promise<Dashboard> {
+    if (typeof options !== 'object' || options === null) throw new TypeError('serveDashboard needs an options object');
+    const { runs = 'followed', discoverIntervalMs = 2000, ...served } = options;
+    if (runs !== 'followed' && runs !== 'queue') throw new TypeError("options.runs must be 'followed' or 'queue'");
+    if (typeof discoverIntervalMs !== 'number' || !Number.isFinite(discoverIntervalMs) || discoverIntervalMs < 100) {
+      throw new RangeError('options.discoverIntervalMs must be a number of milliseconds >= 100');
+    }
+    const followed: FollowedRuns = { watch: (listener) => this.#watch(listener), discover: (intervalMs) => this.#discover(intervalMs) };
+    // Loaded when first served, like the pool's.
+    const { serveDashboard } = await import('../dashboard/server.js');
+    return serveDashboard(queueBoardSource(followed, runs === 'queue', discoverIntervalMs), served);
+  }
+
+  /** Follows a run of the queue from its job (attach, or a dashboard's discovery). */
+  #attach(runId: string, info: QueuedRunInfo): RemoteRun {
+    const run = this.#follow(runId, info);
     this.#checkable.add(run);
     // A run that finished long ago (stream expired) or never existed is settled from its job at once.
     run.lastRecordAt = 0;
@@ -146,6 +176,9 @@ class QueueSupervisorImpl implements QueueSupervisor {
     if (task !== undefined) data.task = task;
     if (timeoutMs !== undefined) data.timeoutMs = timeoutMs;
     if (keepAlive !== undefined) data.keepAlive = keepAlive;
+    // The caller's trace context rides with the job: the worker parents each attempt's span under it.
+    const trace = carrierOf(activeContext());
+    if (Object.keys(trace).length > 0) data.trace = trace;
     const keepSeconds = Math.ceil(retention.ttlMs / 1000);
     const jobOptions = {
       jobId: runId,
@@ -159,7 +192,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     return { data, runId, jobOptions };
   }
 
-  #follow(runId: string): RemoteRunImpl {
+  #follow(runId: string, info: QueuedRunInfo): RemoteRunImpl {
     const context: RemoteRunContext = {
       streamKey: this.#keys.events(runId),
       highWaterMark: this.#highWaterMark,
@@ -173,14 +206,63 @@ class QueueSupervisorImpl implements QueueSupervisor {
         this.#reader.remove(run);
         this.#checkable.delete(run);
         this.#enqueued.delete(run.id);
-        if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
+        if (this.#runs.get(run.id) === run) {
+          this.#runs.delete(run.id);
+          this.#infos.delete(run.id);
+        }
       },
       attemptEnded: (outcome) => this.#book.add(outcome),
     };
     const run = new RemoteRunImpl(runId, context);
     this.#runs.set(runId, run);
+    this.#infos.set(runId, info);
     this.#reader.add(run);
+    for (const watcher of this.#watchers) watcher(run, info);
     return run;
+  }
+
+  /** Hands `listener` every run followed now and every one followed later. */
+  #watch(listener: (run: RemoteRun, info: QueuedRunInfo) => void): () => void {
+    this.#watchers.add(listener);
+    for (const run of [...this.#runs.values()]) listener(run, this.#infos.get(run.id) ?? { profile: undefined, task: undefined });
+    return () => this.#watchers.delete(listener);
+  }
+
+  /**
+   * Follows every run of the queue: the jobs BullMQ holds (waiting, delayed, prioritized, active, and the last
+   * finished ones), looked at every `intervalMs`. Returns a function that stops looking.
+   */
+  #discover(intervalMs: number): () => void {
+    const seen = new Set<string>();
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const look = async () => {
+      try {
+        const states = ['active', 'waiting', 'delayed', 'prioritized', 'paused', 'waiting-children'] as const;
+        // The finished ones too, every time: a run that started and ended between two looks is shown all the same.
+        const finished = await this.#queue.getJobs(['completed', 'failed'], 0, DISCOVERED_FINISHED - 1);
+        const jobs = [...finished, ...(await this.#queue.getJobs([...states], 0, DISCOVERED_LIVE - 1))];
+        for (const job of jobs) {
+          const id = job?.id;
+          if (stopped || this.#closed !== undefined || id === undefined || job.name !== 'run' || seen.has(id)) continue;
+          seen.add(id);
+          if (this.#runs.has(id)) continue;
+          const data = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Partial<JobData>;
+          this.#attach(id, { profile: typeof data.profile === 'string' ? data.profile : undefined, task: typeof data.task === 'string' ? data.task : undefined });
+        }
+      } catch (error) {
+        this.#report(error as Error);
+      }
+      if (!stopped && this.#closed === undefined) {
+        timer = setTimeout(() => void look(), intervalMs);
+        timer.unref();
+      }
+    };
+    void look();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    };
   }
 
   /** Marks the run cancelled; when no worker holds its job, removes the job and writes the run's end to its stream. */

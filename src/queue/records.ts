@@ -1,5 +1,6 @@
 // The Redis side of a queued run: key names, the job's data, the control messages and the stream records, with their checks.
 import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
+import { checkedCarrier } from '../observe/carriers.js';
 
 /** The Redis keys and channel of one queue. */
 export interface QueueKeys {
@@ -47,6 +48,8 @@ export interface JobData {
   ttlMs: number;
   /** Attempts given back to the queue by a worker shutting down (they do not count). */
   handedBack?: number;
+  /** The producer's trace context (`traceparent`, `tracestate`): each attempt's span is its child. */
+  trace?: Record<string, string>;
 }
 
 /** Checks a job's data as a worker receives it; returns a reason when it is unusable. */
@@ -62,7 +65,10 @@ export function checkJobData(data: unknown): { ok: true; data: JobData } | { ok:
   if (!isCount(d['maxEvents'], MAX_EVENTS_CAP)) return { ok: false, reason: `the job maxEvents is not an integer from 1 to ${MAX_EVENTS_CAP}` };
   if (!positive(d['ttlMs']) || (d['ttlMs'] as number) > TTL_CAP_MS) return { ok: false, reason: 'the job ttlMs is not a positive number of at most 30 days' };
   if (d['handedBack'] !== undefined && !isCount(d['handedBack'], Number.MAX_SAFE_INTEGER, 0)) return { ok: false, reason: 'the job handedBack is not a count' };
-  return { ok: true, data: d as unknown as JobData };
+  // A trace context that is not one is dropped, never fatal: the run goes on, untraced.
+  const { trace, ...rest } = d;
+  const carrier = checkedCarrier(trace);
+  return { ok: true, data: (carrier === undefined ? rest : { ...rest, trace: carrier }) as unknown as JobData };
 }
 
 /** Checks retention options on the producer (throws, like any invalid spawn option). */

@@ -20,6 +20,7 @@ export type HostMessage =
   | { t: 'state'; id: string; state: RunHandleState }
   | { t: 'ack'; id: string; control: string; origin: AckOrigin; ack: AckRecordBody }
   | { t: 'delivery'; id: string; seq: number; delivery: Delivery }
+  | { t: 'kill'; id: string; signal: string; pids: number[] }
   | { t: 'outcome'; id: string; outcome: Outcome }
   | { t: 'control-result'; req: number; ack: AckRecordBody }
   | { t: 'closed' };
@@ -30,6 +31,7 @@ export interface HostRunSink {
   state(state: RunHandleState): void;
   ack(control: string, origin: AckOrigin, ack: AckRecordBody): void;
   delivery(seq: number, delivery: Delivery): void;
+  kill(step: { signal: string; pids: number[] }): void;
   outcome(outcome: Outcome): void;
 }
 
@@ -138,6 +140,9 @@ export class RunHost {
         break;
       case 'delivery':
         sink.delivery(message.seq, message.delivery);
+        break;
+      case 'kill':
+        sink.kill({ signal: message.signal, pids: message.pids });
         break;
       case 'outcome':
         this.#sinks.delete(message.id);

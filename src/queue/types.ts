@@ -5,6 +5,7 @@ import type { ProtocolName } from '../api/registry.js';
 import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { UsageLedger } from '../pool/ledger.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 
 /** Where Redis is: a `redis://` URL, or ioredis options (host, port, password, tls, ...). */
 export type RedisConnection = string | RedisOptions;
@@ -154,6 +155,24 @@ export interface QueueSupervisor extends AsyncDisposable {
   onError(listener: (error: Error) => void): void;
   /** Detaches every run (they go on running) and closes the Redis connections. */
   close(): Promise<void>;
+  /**
+   * Serves a live page of this producer's runs on 127.0.0.1 (docs/observability.md), or with `runs: 'queue'`
+   * of every run of the queue. Open the returned `url` (it holds the page's token); `close()` it before the
+   * producer: it keeps the process alive.
+   */
+  serveDashboard(options?: QueueDashboardOptions): Promise<Dashboard>;
+}
+
+/** Options of {@link QueueSupervisor.serveDashboard}. */
+export interface QueueDashboardOptions extends DashboardOptions {
+  /**
+   * `followed` (default): the runs this producer spawned or attached. `queue`: every run of the queue,
+   * whoever enqueued it: the jobs BullMQ holds (the live ones, and the newest 100 finished), looked at every
+   * `discoverIntervalMs`, each attached and read from its stream.
+   */
+  runs?: 'followed' | 'queue';
+  /** How often `runs: 'queue'` looks for new jobs. Default 2000. */
+  discoverIntervalMs?: number;
 }
 
 /** A child the workers may start, by name: the queue never carries a command line. */

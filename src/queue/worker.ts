@@ -13,6 +13,9 @@ import { checkJobData, DEFAULT_RETENTION, parseControlMessage, queueKeys } from 
 import type { JobData, QueueKeys } from './records.js';
 import { RunHost } from './run-host.js';
 import { StreamWriter } from './stream-writer.js';
+import { contextOf, envWithCarrier } from '../observe/carriers.js';
+import { startRunTelemetry } from '../observe/run-telemetry.js';
+import type { RunTelemetry } from '../observe/run-telemetry.js';
 import type { QueueWorker, QueueWorkerEvents, WorkerOptions, WorkerProfile, WorkerShutdownMode } from './types.js';
 
 /** Starts a worker that takes runs from the queue and runs them with the named profiles. */
@@ -32,6 +35,8 @@ interface Held {
   lost: boolean;
   /** Resolves once the run is in the host (or will never be): controls that arrive earlier wait for it. */
   started: Promise<void>;
+  /** The attempt's telemetry (its span is a child of the producer's context), fed from the host's messages. */
+  telemetry: RunTelemetry | undefined;
 }
 
 class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWorker {
@@ -172,6 +177,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     if (message.control === 'cancel' || message.control === 'kill') held.cancelled = true;
     void held.started.then(() => this.#host.control(message.runId, message.control, message.text)).then((ack) => {
       held.writer.add({ k: 'ack', a: held.attempt, req: message.req, control: message.control, origin: 'caller', ack });
+      held.telemetry?.ack(ack, message.control, 'caller');
     });
   }
 
@@ -210,7 +216,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
 
     let markStarted!: () => void;
     const started = new Promise<void>((resolve) => (markStarted = resolve));
-    const held: Held = { attempt, writer, cancelled: false, handingBack: false, lost: false, started };
+    const held: Held = { attempt, writer, cancelled: false, handingBack: false, lost: false, started, telemetry: undefined };
     this.#held.set(runId, held);
     const previous = attempt === 1 ? undefined : job.attemptsMade >= attempt - 1 ? 'retried' : 'lost';
     writer.add(previous === undefined ? { k: 'attempt', a: attempt, worker: this.name } : { k: 'attempt', a: attempt, worker: this.name, previous });
@@ -224,19 +230,41 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
         markStarted();
         outcome = childlessOutcome(runId, 'cancelled', 'aborted', 'the run was cancelled before it started');
       } else {
+        const options = runOptionsFor(profile, data, runId, this.#stateDir);
+        // The run host thread has no SDK of the application's: this thread traces the attempt from its messages.
+        const telemetry = startRunTelemetry({ protocol: options.protocol ?? 'fen', runId, tracing: undefined, parent: contextOf(data.trace ?? {}), attempt });
+        if (telemetry !== undefined) options.env = envWithCarrier(options.env ?? {}, telemetry.carrier, new Set(Object.keys(options.env ?? {})));
+        held.telemetry = telemetry?.recording === true ? telemetry : undefined;
+        const facts = held.telemetry;
+        let previous = 'queued';
         outcome = await new Promise<Outcome>((resolve) => {
-          this.#host.start(runId, runOptionsFor(profile, data, runId, this.#stateDir), {
+          this.#host.start(runId, options, {
             events: (events, at) => {
               for (const event of events) {
+                facts?.event(event);
                 // The exit is held back until it is known whether this attempt is the last one.
                 if (event.type === 'exit') exit = event;
                 else writer.add({ k: 'event', a: attempt, t: at, e: event });
               }
             },
-            state: (state) => writer.add({ k: 'state', a: attempt, s: state }),
-            ack: (control, origin, ack) => writer.add({ k: 'ack', a: attempt, control, origin, ack }),
-            delivery: (seq, delivery) => writer.add({ k: 'delivery', a: attempt, seq, d: delivery }),
-            outcome: resolve,
+            state: (state) => {
+              facts?.state(state, previous);
+              previous = state;
+              writer.add({ k: 'state', a: attempt, s: state });
+            },
+            ack: (control, origin, ack) => {
+              facts?.ack(ack, control, origin);
+              writer.add({ k: 'ack', a: attempt, control, origin, ack });
+            },
+            delivery: (seq, delivery) => {
+              facts?.delivery(seq, delivery);
+              writer.add({ k: 'delivery', a: attempt, seq, d: delivery });
+            },
+            kill: (step) => facts?.kill(step),
+            outcome: (ended) => {
+              facts?.outcome(ended);
+              resolve(ended);
+            },
           });
           markStarted();
         });

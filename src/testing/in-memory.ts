@@ -1,9 +1,8 @@
 // The in-memory driver: a run with no process whose child side a test plays in-process (like MCP's linked pair).
 import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, ProtocolCapabilities, SendOutcome } from '../protocol/driver.js';
 import type { ProtocolReports } from '../protocol/budget.js';
-import { resolveOptions, validateFor } from '../api/spawn-run.js';
+import { resolveOptions, startRun, telemetryOf, validateFor } from '../api/spawn-run.js';
 import { meterFacts } from '../drivers/shared/session.js';
-import { SupervisedRun } from '../run/supervised-run.js';
 import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
 
@@ -168,7 +167,8 @@ export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'com
   };
   const resolved = { ...resolveOptions({ ...options, command: 'in-memory' }), protocol: 'in-memory' };
   validateFor(protocol, resolved);
-  const run = new SupervisedRun(resolved, protocol) as Run<T>;
+  // Through the API's start, so an in-memory run is traced like any other (see docs/observability.md).
+  const run = startRun(resolved, protocol, { journal: undefined, telemetry: telemetryOf(options) }) as Run<T>;
   return { run, child: linkedChild(driver!, run.id, resolved.outputSchema !== undefined) };
 }
 

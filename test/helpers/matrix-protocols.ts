@@ -40,6 +40,8 @@ export interface Started {
   livePids?: () => number[];
   /** Connections the fake daemon still holds open. */
   openConnections?: () => number;
+  /** The headers of every WebSocket handshake the fake daemon received. */
+  handshakes?: () => ReadonlyArray<Readonly<Record<string, string | string[] | undefined>>>;
   /** Called once the outcome is in (e.g. a cancel the cell sends mid-turn is sent by `afterStart`). */
   afterStart?: (run: Run) => void;
   /** Releases the fake (files, servers). */
@@ -303,6 +305,7 @@ async function mute(): Promise<FakeDaemon> {
   return {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/attach`,
     open: () => sockets.size,
+    handshakes: () => [],
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -353,6 +356,7 @@ function serveScenario(cell: Cell): ServeScenario {
 interface FakeDaemon {
   url: string;
   open(): number;
+  handshakes(): ReadonlyArray<Readonly<Record<string, string | string[] | undefined>>>;
   close(): Promise<void>;
 }
 
@@ -371,7 +375,7 @@ function daemonProtocol(
       const options = { ...COMMON, ...cellOptions(cell), reconnectGraceMs: 0 } satisfies Partial<ConnectOptions>;
       const run = connectRun({ protocol: name, url: daemon.url, task: 'go', ...options });
       if (cell === 'cancel' || cell === 'stubborn') cancelsMidTurn(run);
-      return { run, openConnections: () => daemon.open(), cleanup: () => daemon.close() };
+      return { run, openConnections: () => daemon.open(), handshakes: () => daemon.handshakes(), cleanup: () => daemon.close() };
     },
     expect: (cell) => daemonExpectation(cell, own),
   };
@@ -381,7 +385,7 @@ export const FUSERAFT_SERVE = daemonProtocol(
   'fuseraft-serve',
   async (cell) => {
     const daemon = await fakeFuseraftServe(serveScenario(cell));
-    return { url: daemon.url!, open: () => daemon.connections, close: () => daemon.close() };
+    return { url: daemon.url!, open: () => daemon.connections, handshakes: () => daemon.handshakes, close: () => daemon.close() };
   },
   // fuseraft serve reports an approval denied by default as the task's failure.
   { 'blocking-request': { status: 'failed', errorCode: 'child-error' } },
@@ -419,7 +423,7 @@ export const MEW = daemonProtocol(
   'mew',
   async (cell) => {
     const daemon = await fakeMewDaemon(mewScenario(cell));
-    return { url: daemon.url, open: () => daemon.openConnections(), close: () => daemon.close() };
+    return { url: daemon.url, open: () => daemon.openConnections(), handshakes: () => daemon.handshakes, close: () => daemon.close() };
   },
   { 'blocking-request': { status: 'failed', errorCode: 'request-unanswered' } },
 );

@@ -1,14 +1,39 @@
 // The programs beyond Node that some tests use: whether each is on PATH, and what the suite says once when some are not.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
-/** Each program, what is skipped without it, and its Debian package. */
-const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string }> = {
+/** Each program, what is skipped without it, its Debian package, and (when not found on PATH) how to tell it is there. */
+const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string; present?: () => boolean }> = {
   'redis-server': {
-    skipped: 'the queue tests (test/process/queue/queue.test.ts, test/process/queue/queue-faults.test.ts and the Redis part of test/process/cli/cli-queue.test.ts)',
+    skipped:
+      'the queue tests (test/process/queue/ and the Redis part of test/process/cli/cli-queue.test.ts)',
     debianPackage: 'redis-server',
   },
   jq: { skipped: "the docs' shell examples that pipe into jq (test/process/project/docs.test.ts)", debianPackage: 'jq' },
+  chromium: {
+    skipped: 'the dashboard test in a real browser (test/process/dashboard/dashboard-browser.test.ts)',
+    debianPackage: 'chromium',
+    present: () => existsSync(CHROMIUM),
+  },
 };
+
+/** Debian's Chromium, which the browser test drives with playwright-core (it downloads no browser of its own). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * How Chromium is started for the tests: headless, as root (no sandbox), and with nothing of its own on the
+ * network (a closed network refuses its background connections, many at a time).
+ */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Whether `program` is on PATH (it answers `--version`). */
 export function onPath(program: string): boolean {
@@ -25,7 +50,7 @@ export function onPath(program: string): boolean {
  * that installs them (README.md says the same). Undefined when every one is there.
  */
 export function missingToolsNote(): string | undefined {
-  const missing = Object.keys(OPTIONAL_TOOLS).filter((program) => !onPath(program));
+  const missing = Object.keys(OPTIONAL_TOOLS).filter((program) => !(OPTIONAL_TOOLS[program]!.present ?? (() => onPath(program)))());
   if (missing.length === 0) return undefined;
   const tools = missing.map((program) => OPTIONAL_TOOLS[program]!);
   return (

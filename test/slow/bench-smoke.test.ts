@@ -31,7 +31,7 @@ describe('bench/run.mjs --smoke', () => {
   // The wire benchmark has no size knob (a few seconds of pure CPU): it is left to `npm run bench`. Groups of
   // one or two, so that each fits its time bound on a loaded machine (four in one group took 170 s at load 40).
   // The queue's needs redis-server; without it the benchmark says so and writes no row.
-  it.each([[['latency', 'throughput']], [['scale', 'spawn']], [['pool']], [['queue']]])('runs %j, reaps its children and writes rows with baselines', async (benches) => {
+  it.each([[['latency', 'throughput']], [['scale', 'spawn']], [['pool']], [['queue']], [['observe']]])('runs %j, reaps its children and writes rows with baselines', async (benches) => {
     const out = join(outDir, `results-${benches.join('-')}.json`);
     // run.mjs exits non-zero on any benchmark error, surviving process or leftover temp file.
     await promisify(execFile)(

@@ -26,6 +26,8 @@ export interface FakeMewDaemonServer {
   receivedOf(type: string): ReceivedMessage[];
   /** Connections accepted so far. */
   readonly connections: number;
+  /** The headers of every WebSocket handshake, in order (lower-case names). */
+  readonly handshakes: ReadonlyArray<Readonly<Record<string, string | string[] | undefined>>>;
   /** Connections still open (0 once every client left). */
   openConnections(): number;
   /** Stops listening and drops every connection. */
@@ -44,7 +46,9 @@ export async function fakeMewDaemon(scenario: MewDaemonScenario | MewBuiltinScen
   const daemon = new FakeMewDaemon(script);
   const server = new WebSocketServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   const sockets = new Set<WebSocket>();
-  server.on('connection', (socket) => {
+  const handshakes: Array<Record<string, string | string[] | undefined>> = [];
+  server.on('connection', (socket, request) => {
+    handshakes.push({ ...request.headers });
     sockets.add(socket);
     const link = daemon.connect({
       send: (text) => socket.readyState === socket.OPEN && socket.send(text),
@@ -80,6 +84,7 @@ export async function fakeMewDaemon(scenario: MewDaemonScenario | MewBuiltinScen
     get connections() {
       return daemon.connections;
     },
+    handshakes,
     openConnections: () => sockets.size,
     close,
     [Symbol.asyncDispose]: close,

@@ -72,11 +72,23 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('npm pack', () => {
   it('holds the built entry points, their declarations, the bins, the docs and the licence, and nothing else', () => {
-    const allowed = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^docs\/[\w-]+\.md$/, /^dist\/[\w/-]+\.(js|d\.ts)$/];
+    const allowed = [
+      /^package\.json$/,
+      /^README\.md$/,
+      /^LICENSE$/,
+      /^docs\/[\w-]+\.md$/,
+      // The pictures the docs show: the dashboard's screenshot, the benchmark table's charts.
+      /^docs\/[\w-]+\.png$/,
+      /^docs\/performance\/[\w-]+\.svg$/,
+      /^dist\/[\w/-]+\.(js|d\.ts)$/,
+      // The dashboard's page, served as it is written.
+      /^dist\/dashboard\/page\/[\w-]+\.(html|css)$/,
+    ];
     const unexpected = packed.filter((path) => !allowed.some((pattern) => pattern.test(path)));
     expect(unexpected, 'files that should not be published (source maps, sources, tests...)').toEqual([]);
     // The watchdog execs Node on the reaper by its path inside the installed package.
-    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md', 'dist/process/reaper.js'];
+    // The dashboard's server reads its page from beside the bundles.
+    const required = ['package.json', 'README.md', 'LICENSE', 'docs/api.md', 'dist/process/reaper.js', ...['index.html', 'app.js', 'app.css'].map((file) => `dist/dashboard/page/${file}`)];
     for (const target of Object.values(manifest.exports)) {
       if (typeof target === 'string') continue;
       required.push(inPackage(target.types!), inPackage(target.default!));

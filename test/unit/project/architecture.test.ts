@@ -57,17 +57,21 @@ const ALLOWED: Record<string, string[]> = {
   run: ['run', 'protocol', 'process', 'wire', 'text'],
   // The journal is written from a run's public handle.
   journal: ['journal', 'run', 'protocol', 'process', 'wire', 'text'],
+  // Telemetry is composed on the core's public events: it reads runs, never drives them.
+  observe: ['observe', 'run', 'protocol', 'wire'],
   // attachRun finds a durable run's directory by its channel's naming.
-  api: ['api', 'journal', 'run', 'drivers', 'protocol', 'channel', 'wire', 'text'],
+  api: ['api', 'journal', 'run', 'observe', 'drivers', 'protocol', 'channel', 'wire', 'text'],
+  // A live page of runs, from any source that hands it runs (the pool and the queue producer adapt themselves to it).
+  dashboard: ['dashboard', 'api', 'run', 'protocol', 'wire'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
-  pool: ['pool', 'api', 'run', 'protocol', 'process', 'wire', 'text'],
+  pool: ['pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
-  queue: ['queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text'],
-  cli: ['cli', 'queue', 'pool', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
+  queue: ['queue', 'pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'wire', 'text'],
+  cli: ['cli', 'queue', 'pool', 'dashboard', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
   // The Agent Handler contract both sides share (its types, the session variable, a bounded wait).
   child: ['child', 'agent', 'wire', 'text'],
   testing: ['testing', 'child', 'api', 'journal', 'run', 'protocol', 'drivers', 'channel', 'process', 'wire', 'text'],
-  index: ['api', 'journal', 'run', 'pool', 'protocol', 'process', 'wire', 'agent', 'testing'],
+  index: ['api', 'journal', 'run', 'pool', 'dashboard', 'protocol', 'process', 'wire', 'agent', 'testing'],
 };
 
 describe('architecture', () => {

@@ -29,6 +29,22 @@ describe('job data from Redis (untrusted on the worker)', () => {
     }
   });
 
+  it("keeps a producer's trace context and drops one that is not (the run goes on, untraced)", () => {
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' };
+    expect(checkJobData({ ...job, trace })).toEqual({ ok: true, data: { ...job, trace } });
+    const malformed = [
+      'a string',
+      ['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'],
+      { traceparent: 42 },
+      { 'trace parent': 'x' },
+      { traceparent: 'line\nbreak' },
+      { traceparent: 'x'.repeat(5000) },
+      Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])),
+      {},
+    ];
+    for (const bad of malformed) expect(checkJobData({ ...job, trace: bad })).toEqual({ ok: true, data: job });
+  });
+
   it('parses control messages and drops anything else', () => {
     expect(parseControlMessage('{"runId":"r","req":"q","control":"steer","text":"t"}')).toEqual({ runId: 'r', req: 'q', control: 'steer', text: 't' });
     for (const text of ['nope', '[]', '{"runId":"r","req":"q","control":"rm -rf"}', '{"runId":1,"req":"q","control":"cancel"}', '{"runId":"r","req":"q","control":"steer","text":3}']) {

@@ -168,12 +168,13 @@ export class DaemonChannel {
 
   #connect(reattach: boolean): void {
     const connection = this.#context.options.connection!;
+    const headers = handshakeHeaders(this.#context.options.traceHeaders, this.#hooks.headers);
     const options: ConnectionOptions = {
       target: connection.url !== undefined ? { url: connection.url } : { socketPath: connection.socketPath! },
       maxFrameBytes: this.#context.options.maxFrameBytes,
       pingIntervalMs: connection.pingIntervalMs,
       pongTimeoutMs: connection.pongTimeoutMs,
-      ...(this.#hooks.headers === undefined ? {} : { headers: this.#hooks.headers }),
+      ...(headers === undefined ? {} : { headers }),
       ...(this.#hooks.probe === undefined ? {} : { probe: this.#hooks.probe }),
     };
     let live: Connection | undefined;
@@ -249,4 +250,16 @@ export class DaemonChannel {
     if (this.#repair?.timer !== undefined) clearTimeout(this.#repair.timer);
     this.#repair = undefined;
   }
+}
+
+/**
+ * The WebSocket handshake's headers: the run's trace context (`traceparent`, `tracestate`: the W3C place
+ * for it in an HTTP request) under the protocol's own, which win (its Authorization above all).
+ */
+function handshakeHeaders(
+  trace: Readonly<Record<string, string>> | undefined,
+  own: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (trace === undefined) return own;
+  return { ...trace, ...own };
 }
