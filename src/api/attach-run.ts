@@ -50,6 +50,12 @@ const ATTACH_KEYS = Object.keys({
   journal: true,
 } satisfies Record<keyof AttachOptions, true>);
 
+/** spawnRun's options that belong to the run, not to a parent: a re-attaching parent cannot change them. */
+const RUN_KEPT_KEYS = new Set([
+  'protocol', 'command', 'args', 'task', 'cwd', 'env', 'timeoutMs', 'deadline', 'killGraceMs', 'finalizeGraceMs', 'readyTimeoutMs',
+  'stallTimeoutMs', 'requestTimeoutMs', 'keepAlive', 'maxFinalTextBytes', 'outputTailBytes', 'durable', 'keepFiles', 'budget', 'outputSchema',
+]);
+
 /**
  * Re-attaches to a durable run (`spawnRun({ durable })`) whose parent is gone, and returns the same
  * {@link Run} handle as `spawnRun`: its events from the start of the event file (then live), the state
@@ -62,6 +68,10 @@ const ATTACH_KEYS = Object.keys({
  */
 export function attachRun(options: AttachOptions): Run {
   if (typeof options !== 'object' || options === null) throw new TypeError('attachRun needs an options object');
+  const runOwn = Object.keys(options).find((key) => RUN_KEPT_KEYS.has(key));
+  if (runOwn !== undefined) {
+    throw new TypeError(`options.${runOwn} belongs to the run and is kept as its first parent set it: attachRun takes only this parent's handle options (see docs/durable.md)`);
+  }
   refuseUnknownKeys(options, ATTACH_KEYS, 'attachRun');
   const { runId, stateDir = tmpdir(), ...handle } = options;
   if (typeof runId !== 'string' || !isDurableRunId(runId)) throw new TypeError('options.runId must be the run id of a durable run (1-128 of A-Z a-z 0-9 . _ -)');

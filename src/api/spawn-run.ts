@@ -251,9 +251,12 @@ function durableOf(options: RunOptions, protocol: Protocol | undefined): Resolve
   }
   if (options.keepFiles === true) throw new TypeError('options.keepFiles does not apply to a durable run (its directory is kept while a parent may re-attach)');
   const { leaseMs } = durable as { leaseMs?: unknown };
-  const lease = duration('durable.leaseMs', leaseMs ?? RUN_DEFAULTS.leaseMs);
-  if (lease < 100) throw new RangeError('options.durable.leaseMs must be at least 100 ms');
-  return { leaseMs: lease };
+  const lease = leaseMs ?? RUN_DEFAULTS.leaseMs;
+  // Renewed every third of it: below 100 ms the renewals would be all the parent does.
+  if (typeof lease !== 'number' || !Number.isFinite(lease) || lease < 100) {
+    throw new RangeError('options.durable.leaseMs must be a finite number of milliseconds >= 100');
+  }
+  return { leaseMs: Math.min(lease, MAX_TIMER_MS) };
 }
 
 /** Checks `mewTagCase` (default `snake_case`). */

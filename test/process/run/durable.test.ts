@@ -283,6 +283,8 @@ describe('durable runs: what attachRun refuses, and what cannot be durable', () 
     expect(() => connectRun({ protocol: 'mew', url: 'ws://127.0.0.1:1', task: 'x', durable: {} } as never)).toThrow(/a daemon keeps its sessions itself/);
     expect(() => spawnRun({ command: 'fen', runId: '../escape', durable: {} })).toThrow(/runId must be 1-128 characters/);
     expect(() => spawnRun({ command: 'fen', durable: { leaseMs: 10 } })).toThrow(RangeError);
+    expect(() => spawnRun({ command: 'fen', durable: { leaseMs: -1 } })).toThrow(/leaseMs must be a finite number of milliseconds >= 100/);
+    expect(() => attachRun({ runId: 'r1', keepAlive: true } as never)).toThrow(/options.keepAlive belongs to the run and is kept as its first parent set it/);
     expect(() => spawnRun({ command: 'fen', keepFiles: true, durable: {} })).toThrow(/keepFiles/);
   });
 });
