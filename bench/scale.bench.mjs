@@ -19,6 +19,14 @@ const READY_TIMEOUT_MS = 60_000;
 const CASE_TIMEOUT_MS = 900_000;
 /** The latency budget of the coalescing cases (RunOptions.latencyBudgetMs). */
 const BUDGET_MS = 30;
+/**
+ * The budget's targets against the poller (issue 36): ten busy runs at most 0.7x its CPU, fifty at most
+ * 1.0x. With fifty a p50 no later than the poller's needs as many reads as its 30 ms tick makes, and a
+ * read that decodes, validates and delivers typed events costs more than one that only parses
+ * (docs/performance.md, What bounds the misses): 0.7x is out of reach there.
+ */
+const BUDGET_TARGET_FEW = 0.7;
+const BUDGET_TARGET_MANY = 1.0;
 /** The baseline that wakes on every write like subvisor's default (see startWatchFloor). */
 const FLOOR = 'fs.watch + JSON.parse per write';
 
@@ -256,13 +264,14 @@ export async function run(options = {}) {
     busy.push({ count, ...result });
     const label = `${count} busy (${BUSY_RATE} ev/s each)`;
     const { subvisor, fen, budget, floor, unread } = result;
+    const budgetTarget = count === busyCounts[0] ? BUDGET_TARGET_FEW : BUDGET_TARGET_MANY;
     const aboveHosting = (side) => side.cpuPercent - unread.cpuPercent;
     rows.push(
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 1.5', met: subvisor.cpuPercent / fen.cpuPercent <= 1.5 }),
       // What reading on every write costs by itself: the bound of the default setting.
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline: FLOOR, baselineValue: floor.cpuPercent }),
       row({ bench, metric: `parent CPU, ${label}, the floor itself`, value: floor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
-      row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 0.7', met: budget.cpuPercent / fen.cpuPercent <= 0.7 }),
+      row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: `ratio <= ${budgetTarget}`, met: budget.cpuPercent / fen.cpuPercent <= budgetTarget }),
       // Reading alone: each parent's CPU less what the same children cost when nothing reads them.
       row({ bench, metric: `parent CPU, ${label}, the children unread (hosting them, no reader)`, value: unread.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
       row({ bench, metric: `parent CPU above the unread children, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: aboveHosting(budget), unit: '% core', baseline, baselineValue: aboveHosting(fen) }),

@@ -230,11 +230,11 @@ export async function run(options = {}) {
   const bench = 'throughput';
   const rows = [];
   const cases = [
-    { label: '~200 B', bytes: SMALL, count: sized(options, { full: 100_000, quick: 10_000, smoke: 2_000 }), share: 0.6 },
-    { label: '~12 KB', bytes: LARGE, count: sized(options, { full: 8_000, quick: 1_000, smoke: 50 }), share: 0.8 },
+    { label: '~200 B', bytes: SMALL, count: sized(options, { full: 100_000, quick: 10_000, smoke: 2_000 }) },
+    { label: '~12 KB', bytes: LARGE, count: sized(options, { full: 8_000, quick: 1_000, smoke: 50 }) },
   ];
   const attempts = sized(options, { full: 3, quick: 2, smoke: 1 });
-  for (const { label, bytes, count, share } of cases) {
+  for (const { label, bytes, count } of cases) {
     const scenario = floodScenario({ count, bytes });
     const file = await floodFile(scenario, count);
     const ceiling = parseRate(file);
@@ -248,7 +248,8 @@ export async function run(options = {}) {
     }
     const baseline = 'JSON.parse ceiling';
     rows.push(
-      row({ bench, metric: `events/s, backlog of ${count} x ${label}, best of ${attempts}`, value: backlog, unit: 'ev/s', baseline, baselineValue: ceiling, target: `ratio >= ${share}`, met: backlog / ceiling >= share }),
+      // Reported with its bound, no target (issue 36): what the drain adds to the parse (docs/performance.md, What bounds the misses).
+      row({ bench, metric: `events/s, backlog of ${count} x ${label}, best of ${attempts}`, value: backlog, unit: 'ev/s', baseline, baselineValue: ceiling }),
       row({ bench, metric: `events/s, live flood, ${label}`, value: live.received, unit: 'ev/s', baseline: 'child write rate, same run', baselineValue: live.written }),
     );
   }
