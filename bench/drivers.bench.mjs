@@ -102,10 +102,11 @@ export async function run(options = {}) {
   const rows = [];
   try {
     const cases = [
-      { protocol: 'hep', frames: hepStream(count), frameType: 'message_delta', eventType: 'assistant-text-delta' },
-      { protocol: 'fuseraft', frames: fuseraftStream(count), frameType: 'token', eventType: 'assistant-text-delta' },
+      { protocol: 'hep', frames: hepStream(count), frameType: 'message_delta', eventType: 'assistant-text-delta', share: 0.8 },
+      // No target (issue 36): keeping the turn's text for the answer bounds it (docs/performance.md, What bounds the misses).
+      { protocol: 'fuseraft', frames: fuseraftStream(count), frameType: 'token', eventType: 'assistant-text-delta', share: null },
     ];
-    for (const { protocol, frames, frameType, eventType } of cases) {
+    for (const { protocol, frames, frameType, eventType, share } of cases) {
       const file = join(dir, `${protocol}.jsonl`);
       writeFileSync(file, frames.map((frame) => JSON.stringify(frame)).join('\n') + '\n');
       // Best of a few for both sides: on a shared machine the slowest attempt measures the neighbours.
@@ -130,8 +131,8 @@ export async function run(options = {}) {
           unit: 'events/s',
           baseline: 'readline + JSON.parse',
           baselineValue: Math.round(baseline),
-          target: '>= 0.8',
-          met: ratio >= 0.8,
+          target: share === null ? null : `>= ${share}`,
+          met: share === null ? null : ratio >= share,
         }),
         row({
           bench,

@@ -19,6 +19,14 @@ const READY_TIMEOUT_MS = 60_000;
 const CASE_TIMEOUT_MS = 900_000;
 /** The latency budget of the coalescing cases (RunOptions.latencyBudgetMs). */
 const BUDGET_MS = 30;
+/**
+ * The budget's targets against the poller (issue 36): ten busy runs at most 0.7x its CPU, fifty at most
+ * 1.0x. With fifty a p50 no later than the poller's needs as many reads as its 30 ms tick makes, and a
+ * read that decodes, validates and delivers typed events costs more than one that only parses
+ * (docs/performance.md, What bounds the misses): 0.7x is out of reach there.
+ */
+const BUDGET_TARGET_FEW = 0.7;
+const BUDGET_TARGET_MANY = 1.0;
 /** The baseline that wakes on every write like subvisor's default (see startWatchFloor). */
 const FLOOR = 'fs.watch + JSON.parse per write';
 
@@ -161,12 +169,33 @@ function openDescriptors() {
   }
 }
 
+/** This process's RSS, V8 young generation (see youngGenerationBytes) and live heap, after a full GC. */
+function settledMemory() {
+  collectGarbage();
+  const young = youngGenerationBytes();
+  return { rss: process.memoryUsage.rss(), young, heap: process.memoryUsage().heapUsed };
+}
+
+/** Starts `count` children (in batches of BATCH) onto `children`; throws the first failure. */
+async function startChildren(count, start, child, counter, runOptions, children) {
+  for (let started = 0; started < count; started += BATCH) {
+    const batch = Math.min(BATCH, count - started);
+    const results = await Promise.allSettled(Array.from({ length: batch }, () => start(child, counter, runOptions)));
+    for (const result of results) if (result.status === 'fulfilled') children.push(result.value);
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+}
+
 /**
  * One scale case in a fresh process: starts `count` children (in batches), then measures this process's
  * CPU over `windowMs`, and, after a full GC each time, its RSS, live heap and descriptors against before
  * the first spawn; then tears everything down. `latencyBudgetMs` goes to spawnRun (subvisor only).
+ * With `memoryFrom`, it first starts that many children and lets them warm up, so that the memory the
+ * rest add is measured in the same process (`slope`): what each further run costs once the process's
+ * one-time part (modules, JIT code, the first runs' start-up garbage) is paid.
  */
-export async function scaleCase({ parent, count, kind, windowMs, warmUpMs = 500, latencyBudgetMs }) {
+export async function scaleCase({ parent, count, kind, windowMs, warmUpMs = 500, latencyBudgetMs, memoryFrom }) {
   const start = STARTERS[parent];
   const child = childFor(kind);
   const runOptions = latencyBudgetMs === undefined ? {} : { latencyBudgetMs };
@@ -177,13 +206,13 @@ export async function scaleCase({ parent, count, kind, windowMs, warmUpMs = 500,
   const heapBefore = process.memoryUsage().heapUsed;
   const fdsBefore = openDescriptors();
   try {
-    for (let started = 0; started < count; started += BATCH) {
-      const batch = Math.min(BATCH, count - started);
-      const results = await Promise.allSettled(Array.from({ length: batch }, () => start(child, counter, runOptions)));
-      for (const result of results) if (result.status === 'fulfilled') children.push(result.value);
-      const failure = results.find((result) => result.status === 'rejected');
-      if (failure) throw failure.reason;
+    let first;
+    if (memoryFrom !== undefined) {
+      await startChildren(memoryFrom, start, child, counter, runOptions, children);
+      await sleep(warmUpMs);
+      first = settledMemory();
     }
+    await startChildren(count - children.length, start, child, counter, runOptions, children);
     // Steady state, as in a long-running orchestrator: start-up work (module loading, first reads) and the
     // JIT's compiling of the hot paths (seconds of it with events flowing: a one-time cost) happen before.
     await sleep(warmUpMs);
@@ -198,16 +227,26 @@ export async function scaleCase({ parent, count, kind, windowMs, warmUpMs = 500,
     const events = counter.events - eventsBefore;
     await profiler?.stop(`${parent}-${count}-${kind}${latencyBudgetMs === undefined ? '' : `-budget${latencyBudgetMs}`}`);
     // Memory in the steady state, after the window: what the runs keep while they work, not start-up garbage.
-    collectGarbage();
+    const last = settledMemory();
     const cpuMs = (cpu.user + cpu.system) / 1000;
+    const added = count - (memoryFrom ?? 0);
     return {
       cpuPercent: (cpuMs / elapsedMs) * 100,
       cpuUsPerEvent: events === 0 ? Number.NaN : (cpuMs * 1000) / events,
-      rssPerChildKB: (process.memoryUsage.rss() - rssBefore) / count / KB,
-      heapPerChildKB: (process.memoryUsage().heapUsed - heapBefore) / count / KB,
-      youngKB: youngGenerationBytes() / KB,
+      rssPerChildKB: (last.rss - rssBefore) / count / KB,
+      heapPerChildKB: (last.heap - heapBefore) / count / KB,
+      youngKB: last.young / KB,
       fdsPerChild: (fdsReady - fdsBefore) / count,
       eventsPerSecond: (events / elapsedMs) * 1000,
+      slope:
+        first === undefined
+          ? undefined
+          : {
+              from: memoryFrom,
+              rssKB: (last.rss - first.rss) / added / KB,
+              youngKB: (last.young - first.young) / added / KB,
+              heapKB: (last.heap - first.heap) / added / KB,
+            },
     };
   } finally {
     const pids = children.map((child) => child.pid);
@@ -217,13 +256,18 @@ export async function scaleCase({ parent, count, kind, windowMs, warmUpMs = 500,
   }
 }
 
-/** Each parent's figures for `count` children of `kind` (subvisor at default settings and, if given, with a latency budget; busy ones also read by the fs.watch floor). */
-async function measure(count, kind, windowMs, warmUpMs, budgetMs) {
+/**
+ * Each parent's figures for `count` children of `kind` (subvisor at default settings and, if given, with a
+ * latency budget; busy ones also read by the fs.watch floor); with `memoryFrom`, subvisor's and the
+ * poller's cases also measure the memory of the runs past that many in one process (scaleCase).
+ */
+async function measure(count, kind, windowMs, warmUpMs, budgetMs, memoryFrom) {
   const arg = { count, kind, windowMs, warmUpMs };
   // Starting and tearing down 1000 runs takes minutes on a loaded 2-core machine.
   const inFresh = (parent, extra = {}) => inFreshProcess(import.meta.url, 'scaleCase', { ...arg, ...extra, parent }, { timeoutMs: CASE_TIMEOUT_MS });
-  const subvisor = await inFresh('subvisor');
-  const fen = await inFresh('fen-style');
+  const memory = memoryFrom === undefined ? {} : { memoryFrom };
+  const subvisor = await inFresh('subvisor', memory);
+  const fen = await inFresh('fen-style', memory);
   const budget = budgetMs === undefined ? undefined : await inFresh('subvisor', { latencyBudgetMs: budgetMs });
   const floor = kind === 'busy' ? await inFresh('watch-floor') : undefined;
   const unread = kind === 'busy' ? await inFresh('unread') : undefined;
@@ -252,17 +296,20 @@ export async function run(options = {}) {
   const rows = [];
   const busy = [];
   for (const count of busyCounts) {
-    const result = await measure(count, 'busy', windowMs, warmUpMs, BUDGET_MS);
+    // The larger case starts the smaller one's runs first: the memory a busy run adds, in one process.
+    const memoryFrom = count === busyCounts[0] ? undefined : busyCounts[0];
+    const result = await measure(count, 'busy', windowMs, warmUpMs, BUDGET_MS, memoryFrom);
     busy.push({ count, ...result });
     const label = `${count} busy (${BUSY_RATE} ev/s each)`;
     const { subvisor, fen, budget, floor, unread } = result;
+    const budgetTarget = count === busyCounts[0] ? BUDGET_TARGET_FEW : BUDGET_TARGET_MANY;
     const aboveHosting = (side) => side.cpuPercent - unread.cpuPercent;
     rows.push(
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 1.5', met: subvisor.cpuPercent / fen.cpuPercent <= 1.5 }),
       // What reading on every write costs by itself: the bound of the default setting.
       row({ bench, metric: `parent CPU, ${label}`, value: subvisor.cpuPercent, unit: '% core', baseline: FLOOR, baselineValue: floor.cpuPercent }),
       row({ bench, metric: `parent CPU, ${label}, the floor itself`, value: floor.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
-      row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: 'ratio <= 0.7', met: budget.cpuPercent / fen.cpuPercent <= 0.7 }),
+      row({ bench, metric: `parent CPU, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: budget.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent, target: `ratio <= ${budgetTarget}`, met: budget.cpuPercent / fen.cpuPercent <= budgetTarget }),
       // Reading alone: each parent's CPU less what the same children cost when nothing reads them.
       row({ bench, metric: `parent CPU, ${label}, the children unread (hosting them, no reader)`, value: unread.cpuPercent, unit: '% core', baseline, baselineValue: fen.cpuPercent }),
       row({ bench, metric: `parent CPU above the unread children, ${label}, latencyBudgetMs ${BUDGET_MS}`, value: aboveHosting(budget), unit: '% core', baseline, baselineValue: aboveHosting(fen) }),
@@ -275,20 +322,17 @@ export async function run(options = {}) {
       row({ bench, metric: `V8 young generation after the window, ${label}`, value: subvisor.youngKB, unit: 'KB', baseline, baselineValue: fen.youngKB }),
     );
   }
-  const [few, many] = busy;
-  const slopeOf = (field) => (side) => ((many[side][field] * many.count - few[side][field] * few.count) / (many.count - few.count));
-  const slope = slopeOf('rssPerChildKB');
-  const heapSlope = slopeOf('heapPerChildKB');
-  // What a busy run costs: the process's fixed part (modules, JIT code) cancels out. V8 sizes its young
-  // generation by the allocation rate of the whole process (1 to 32 MB, in steps that double), so that step
-  // is shown apart: the runs' own memory is the slope without it.
-  const youngStep = (side) => (many[side].youngKB - few[side].youngKB) / (many.count - few.count);
-  const slopeLabel = `${few.count} -> ${many.count} busy`;
-  const perRun = slope('subvisor') - youngStep('subvisor');
+  // What a busy run costs, in one process (see scaleCase): the process's fixed part (modules, JIT code,
+  // start-up garbage) is paid before the first measurement. V8 sizes its young generation by how much
+  // survives its scavenges (so by start-ups and the allocation rate) for the whole process, 1 to 32 MB in
+  // steps that double: that step is shown apart, and the runs' own memory is the slope without it.
+  const many = busy[busy.length - 1];
+  const slopeLabel = `${many.subvisor.slope.from} -> ${many.count} busy in one process`;
+  const perRun = (side) => side.slope.rssKB - side.slope.youngKB;
   rows.push(
-    row({ bench, metric: `parent RSS per busy run, the slope ${slopeLabel}, V8's young generation apart`, value: perRun, unit: 'KB', baseline, baselineValue: slope('fen') - youngStep('fen'), target: '<= 128 KB', met: perRun <= 128 }),
-    row({ bench, metric: `parent RSS per busy run, the slope ${slopeLabel}, with the young generation's growth`, value: slope('subvisor'), unit: 'KB', baseline, baselineValue: slope('fen') }),
-    row({ bench, metric: `parent heap per busy run, the slope ${slopeLabel}`, value: heapSlope('subvisor'), unit: 'KB', baseline, baselineValue: heapSlope('fen') }),
+    row({ bench, metric: `parent RSS per busy run, ${slopeLabel}, V8's young generation apart`, value: perRun(many.subvisor), unit: 'KB', baseline, baselineValue: perRun(many.fen), target: '<= 128 KB', met: perRun(many.subvisor) <= 128 }),
+    row({ bench, metric: `parent RSS per busy run, ${slopeLabel}, with the young generation's growth`, value: many.subvisor.slope.rssKB, unit: 'KB', baseline, baselineValue: many.fen.slope.rssKB }),
+    row({ bench, metric: `parent heap per busy run, ${slopeLabel}`, value: many.subvisor.slope.heapKB, unit: 'KB', baseline, baselineValue: many.fen.slope.heapKB }),
   );
   // Idle runs cost mostly periodic work: the safety polls (every 4 s per idle tail) and the process-tree
   // rescan (every 10 s). The window is one rescan period, so it always holds exactly one, and the warm-up

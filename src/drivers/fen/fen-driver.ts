@@ -145,16 +145,18 @@ export class FenDriver implements Driver {
     this.#reader?.drain();
   }
 
-  finish(): FinishReport | undefined {
+  finish(): FinishReport | undefined | Promise<FinishReport | undefined> {
     this.#writer?.close();
     const reader = this.#reader;
     if (reader === undefined) return undefined;
-    // Everything the child wrote before it died is still in the file: its facts are read now, its
-    // events as the consumers take them (never all at once into memory).
+    // Everything the child wrote before it died is still in the file: its facts are all read within a
+    // turn of the event loop (by the events pass if it gets there first), its events as the consumers
+    // take them (never all at once into memory).
     const eventsBehind = new Promise<void>((resolve) => (this.#eventsDone = resolve));
-    reader.end();
-    if (!reader.eventsPending) return undefined;
-    return { eventsBehind, release: reader.eventsCloser() };
+    const report = (): FinishReport | undefined =>
+      reader.eventsPending ? { eventsBehind, release: reader.eventsCloser() } : undefined;
+    const factsIn = reader.end();
+    return factsIn === undefined ? report() : factsIn.then(report);
   }
 
   disconnect(): void {

@@ -8,6 +8,9 @@ import type { TwoPassHandlers } from '../../../src/drivers/fen/two-pass-reader.j
 import { EventFanout } from '../../../src/run/event-fanout.js';
 import type { RunEvent } from '../../../src/api/types.js';
 
+/** Resolves once the event loop has turned (what the two-pass reader waits for before reading facts ahead). */
+const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const delta = (n: number): RunEvent => ({ type: 'assistant-text-delta', seq: n, run: 'r', delta: `d${n}` }) as RunEvent;
 
 describe('EventFanout: two high-water marks', () => {
@@ -89,11 +92,15 @@ describe('TwoPassReader: facts ahead while events wait', () => {
 
   function harness(options: { capacity: number }) {
     const facts: string[] = [];
+    const factsAhead: string[] = [];
     const published: string[] = [];
     const rejectedAhead: number[] = [];
     let done = 0;
     const handlers: TwoPassHandlers = {
-      facts: (event) => facts.push(`${event.type}:${event.seq}`),
+      facts: (event, ahead) => {
+        facts.push(`${event.type}:${event.seq}`);
+        if (ahead) factsAhead.push(`${event.type}:${event.seq}`);
+      },
       publish: (event) => published.push(`${event.type}:${event.seq}`),
       rejectedFacts: (rejection, ahead) => ahead && rejectedAhead.push(rejection.seq ?? -1),
       publishRejected: (rejection, _bytes, factsAhead) => published.push(`rejected:${rejection.code}:${factsAhead}`),
@@ -104,7 +111,7 @@ describe('TwoPassReader: facts ahead while events wait', () => {
       backpressure: () => published.length - taken.count >= options.capacity,
     });
     const taken = { count: 0 };
-    return { reader, facts, published, rejectedAhead, taken, done: () => done };
+    return { reader, facts, factsAhead, published, rejectedAhead, taken, done: () => done };
   }
 
   it('one pass while nothing waits: the facts of each line, then its event', () => {
@@ -116,7 +123,7 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     h.reader.close();
   });
 
-  it('paused: events wait in the file while the facts pass reads on, holding no event', async () => {
+  it('held back across a turn of the event loop: events wait in the file while the facts pass reads on, holding no event', async () => {
     const h = harness({ capacity: 2 });
     // 100 lines of 2 KB: the events pass publishes the lines of one 64 KiB read, then waits.
     for (let seq = 1; seq <= 100; seq++) appendFileSync(path, line(seq, 'assistant-text-delta', { delta: 'x'.repeat(2000) }));
@@ -124,14 +131,36 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     expect(h.published.length).toBeGreaterThanOrEqual(2);
     expect(h.published.length).toBeLessThanOrEqual(33);
     const publishedWhilePaused = h.published.length;
-    await Promise.resolve();
+    // Nobody pulled before the loop turned: the facts pass reads ahead.
+    await loopTurn();
     h.reader.drain();
     expect(h.published.length).toBe(publishedWhilePaused);
     expect(h.facts).toHaveLength(100);
     appendFileSync(path, line(101, 'turn-started', { turn: 1 }));
     h.reader.drain();
+    await loopTurn();
     expect(h.facts.at(-1)).toBe('turn-started:101');
     expect(h.published.length).toBe(publishedWhilePaused);
+    h.reader.close();
+  });
+
+  it('a consumer that keeps pulling within the turn gets every fact from the events pass: each line decoded once, no facts pass', async () => {
+    const h = harness({ capacity: 2 });
+    let text = line(1, 'ready');
+    for (let seq = 2; seq <= 3000; seq++) text += line(seq, 'assistant-text-delta', { delta: 'y'.repeat(100) });
+    text += line(3001, 'control-ack', { ref: 1, status: 'accepted' });
+    appendFileSync(path, text);
+    h.reader.start();
+    expect(h.published.length).toBeLessThan(3001);
+    // The consumer takes what it was handed and asks for more before the event loop turns (as `for await` does).
+    while (h.published.length < 3001) {
+      h.taken.count = h.published.length;
+      h.reader.drain();
+    }
+    await loopTurn();
+    expect(h.factsAhead).toEqual([]);
+    expect(h.facts).toHaveLength(3001);
+    expect(h.facts.at(-1)).toBe('control-ack:3001');
     h.reader.close();
   });
 
@@ -146,9 +175,9 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     h.reader.start();
     const before = h.published.length;
     expect(before).toBeLessThan(3000);
-    await Promise.resolve(); // the facts pass starts after the events pass returned
-    await Promise.resolve();
+    await loopTurn(); // the facts pass starts once the loop turned with the events pass still held back
     expect(h.facts).toContain('control-ack:3001');
+    expect(h.factsAhead).toContain('control-ack:3001');
     expect(h.facts.at(-1)).toBe('assistant-text-delta:3002');
     expect(h.published.length).toBe(before); // nothing materialised ahead
     // The consumer takes everything, a read at a time: each line published once, each fact reported once.
@@ -169,7 +198,7 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     h.reader.close();
   });
 
-  it('after the child is gone, end() reads every fact now (result, exit) and the events as they are taken; a bad line counts ahead once', () => {
+  it('after the child is gone, end() reads every fact once the loop turns with the events held back (result, exit), and the events as they are taken; a bad line counts ahead once', async () => {
     const h = harness({ capacity: 3 });
     let text = '';
     for (let seq = 1; seq <= 2000; seq++) text += line(seq, 'assistant-text-delta', { delta: 'z'.repeat(50) });
@@ -177,7 +206,9 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     text += line(2001, 'result', { 'stop-reason': 'stop' }) + line(2002, 'exit', { status: 'done' });
     appendFileSync(path, text);
     h.reader.start();
-    h.reader.end();
+    const factsIn = h.reader.end();
+    expect(factsIn).toBeInstanceOf(Promise);
+    await factsIn;
     expect(h.facts.slice(-2)).toEqual(['result:2001', 'exit:2002']);
     expect(h.rejectedAhead).toHaveLength(1);
     expect(h.published.length).toBeLessThan(2003);
@@ -192,6 +223,36 @@ describe('TwoPassReader: facts ahead while events wait', () => {
     expect(h.published).toContain('rejected:malformed:true');
     expect(h.published.at(-1)).toBe('exit:2002');
     expect(h.facts).toHaveLength(2002);
+    expect(h.done()).toBe(1);
+  });
+
+  it('after the child is gone, a consumer that keeps pulling reaches the end itself: end() settles with every event published, no facts pass', async () => {
+    const h = harness({ capacity: 3 });
+    let text = '';
+    for (let seq = 1; seq <= 2000; seq++) text += line(seq, 'assistant-text-delta', { delta: 'z'.repeat(50) });
+    text += line(2001, 'result', { 'stop-reason': 'stop' }) + line(2002, 'exit', { status: 'done' });
+    appendFileSync(path, text);
+    h.reader.start();
+    const factsIn = h.reader.end();
+    while (h.reader.eventsPending) {
+      h.taken.count = h.published.length;
+      h.reader.drain();
+    }
+    await factsIn;
+    expect(h.factsAhead).toEqual([]);
+    expect(h.published).toHaveLength(2002);
+    expect(h.facts.slice(-2)).toEqual(['result:2001', 'exit:2002']);
+    expect(h.done()).toBe(1);
+    // Nothing left to wait for: a second end() has nothing to settle.
+    expect(h.reader.end()).toBeUndefined();
+  });
+
+  it('end() with nothing held back settles at once: every fact was read by the events pass', () => {
+    const h = harness({ capacity: 100 });
+    appendFileSync(path, line(1, 'ready') + line(2, 'exit', { status: 'done' }));
+    h.reader.start();
+    expect(h.reader.end()).toBeUndefined();
+    expect(h.facts).toEqual(['ready:1', 'exit:2']);
     expect(h.done()).toBe(1);
   });
 });
