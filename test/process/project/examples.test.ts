@@ -14,7 +14,8 @@ describe('examples', () => {
     expect(scripts.length).toBeGreaterThan(0);
   });
 
-  it.each(scripts)('%s runs to completion', async (script) => {
+  // Each example is its own processes and temp files: they run side by side (vitest's maxConcurrency bounds how many).
+  it.concurrent.each(scripts)('%s runs to completion', async (script) => {
     const { stdout } = await run(process.execPath, [examplesDir + script], {
       cwd: fileURLToPath(new URL('../../..', import.meta.url)),
       timeout: 60_000,
