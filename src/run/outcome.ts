@@ -3,7 +3,6 @@ import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
 import type { Outcome, OutcomeErrorCode, OutcomeStatus } from '../protocol/index.js';
-import type { TermsFields } from './task-terms.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {
@@ -98,6 +97,9 @@ export interface OutcomeInputs {
   /** What the run's budget and output schema add. */
   fields: TermsFields;
 }
+
+/** What a run's budget and output schema add to its outcome (see task-terms.ts). */
+export type TermsFields = Pick<Outcome, 'budget' | 'data' | 'outputErrors'>;
 
 /** Builds the outcome record. A run that ended `done` without a result has a missing answer: `truncated` with a note. */
 export function buildOutcome(inputs: OutcomeInputs): Outcome {

@@ -1,11 +1,10 @@
 // The terms a task-shaped run works under, for the core to consult at the few points where facts arrive: its budget and its output schema.
 import type { Usage } from '../wire/index.js';
-import type { BudgetAction, BudgetReport } from '../protocol/budget.js';
+import type { BudgetAction } from '../protocol/budget.js';
 import type { Control, Protocol, ProtocolCapabilities, TurnReport } from '../protocol/driver.js';
 import type { Ack } from './handle.js';
-import type { OutputError } from '../protocol/outcome.js';
 import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
-import type { FinalVerdict, Verdict } from './outcome.js';
+import type { FinalVerdict, TermsFields, Verdict } from './outcome.js';
 import { OutputContract } from './output-contract.js';
 import { compileOutputSchema } from './output-schema.js';
 import { BudgetMeter } from './run-budget.js';
@@ -23,13 +22,6 @@ export interface GovernedRun {
   send(control: Control): Promise<Ack> | undefined;
   /** Cancels the run with this verdict; the kill ladder follows. */
   cancel(verdict: Verdict): void;
-}
-
-/** The outcome fields the terms add. */
-export interface TermsFields {
-  budget?: BudgetReport;
-  data?: unknown;
-  outputErrors?: OutputError[];
 }
 
 /** Undefined for a run with neither a budget nor an output schema: the core then pays nothing for them. */
