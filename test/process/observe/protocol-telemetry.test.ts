@@ -34,9 +34,17 @@ describe.each(PROTOCOLS.map((protocol) => [protocol.name, protocol] as const))('
     const started = await protocol.start('honest', stateDir);
     const { run } = started;
     let childEnv: Record<string, string> | undefined;
-    run.on('state', (state) => {
-      if (state === 'ready' && childEnv === undefined && run.pid !== undefined) childEnv = environOf(run.pid);
-    });
+    // At once (spawn returns once the child exec'd), else at ready: a fast child (HEP's) may be gone by the time its header is read.
+    const readEnv = () => {
+      if (childEnv !== undefined || run.pid === undefined) return;
+      try {
+        childEnv = environOf(run.pid);
+      } catch {
+        // Gone already: the assertion below says so.
+      }
+    };
+    readEnv();
+    run.on('state', (state) => state === 'ready' && readEnv());
     const outcome = await run.outcome;
     await started.cleanup();
     expect(outcome.status).toBe('done');
