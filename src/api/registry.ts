@@ -38,6 +38,11 @@ export const CONNECT_PROTOCOLS = {
 /** The values of `ConnectOptions.protocol`. */
 export type ConnectProtocolName = keyof typeof CONNECT_PROTOCOLS;
 
+/** The protocols, spawned or on a daemon, whose child asks the parent to approve actions (`approve` answers them). */
+export const APPROVING_PROTOCOLS: readonly string[] = [...new Set(
+  [...Object.entries(PROTOCOLS), ...Object.entries(CONNECT_PROTOCOLS)].filter(([, protocol]) => (protocol as Protocol).asksApproval === true).map(([name]) => name),
+)];
+
 /** The daemon protocol registered under `name`, or undefined. */
 export function connectProtocolNamed(name: string): Protocol | undefined {
   return Object.hasOwn(CONNECT_PROTOCOLS, name) ? (CONNECT_PROTOCOLS as Record<string, Protocol>)[name] : undefined;

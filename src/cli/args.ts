@@ -1,6 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
-import { CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
+import { APPROVING_PROTOCOLS, CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
 import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
 import type { BudgetLimits } from '../api/types.js';
 import { APPROVE_MODES } from './approval-policy.js';
@@ -341,8 +341,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   if (!(APPROVE_MODES as readonly string[]).includes(approve)) {
     throw new UsageError(`--approve "${approve}" is not one of ${APPROVE_MODES.join(', ')}.`);
   }
-  if (values.approve !== undefined && !protocol.startsWith('fuseraft') && protocol !== 'mew') {
-    throw new UsageError(`--approve answers fuseraft's approval requests and mew's permission requests; it needs --protocol fuseraft, fuseraft-bridge or mew.`);
+  if (values.approve !== undefined && !APPROVING_PROTOCOLS.includes(protocol)) {
+    throw new UsageError(`--approve answers the agent's approval requests (fuseraft's, mew's permission requests); it needs --protocol ${APPROVING_PROTOCOLS.join(', ')}.`);
   }
   if (approve === 'ask' && tasks !== undefined) {
     throw new UsageError('--approve ask needs one run at a terminal; with --tasks, give --approve never or always-known.');

@@ -1,4 +1,5 @@
 // supervise --tasks: runs one task per line through a supervisor pool, one JSON outcome line per task on stdout, the usage ledger on stderr at the end.
+import { APPROVING_PROTOCOLS } from '../api/registry.js';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -41,7 +42,7 @@ async function openTasks(path: string, streams: CliStreams): Promise<Readable> {
 function poolDefaults(options: CliOptions, outputSchema: JsonSchema | undefined): Partial<RunOptions> {
   const defaults: Partial<RunOptions> = sharedRunOptions(options, outputSchema);
   // --approve ask is refused with --tasks (args.ts): no terminal can be shared by many runs at once.
-  if (options.protocol.startsWith('fuseraft')) defaults.approve = approveCallbackFor(options.approve, undefined, () => undefined);
+  if (APPROVING_PROTOCOLS.includes(options.protocol)) defaults.approve = approveCallbackFor(options.approve, undefined, () => undefined);
   return defaults;
 }
 

@@ -7,8 +7,6 @@ export type ControlRequest =
   | { type: 'cancel' }
   | { type: 'close' };
 
-export type ControlType = ControlRequest['type'];
-
 export type ParsedControlLine =
   | { kind: 'skip' }
   | { kind: 'control'; control: ControlRequest }

@@ -1,6 +1,7 @@
 // Runs supervise end to end: arguments, task, spawnRun (or connectRun for a daemon), controls, signals, progress, output and the exit code (--tasks: batch.ts; queue: remote.ts, worker-command.ts).
 import { AttachError, attachRun } from '../api/attach-run.js';
 import { connectRun } from '../api/connect-run.js';
+import { APPROVING_PROTOCOLS } from '../api/registry.js';
 import { spawnRun } from '../api/spawn-run.js';
 import type { JsonSchema, Outcome, Run, RunOptions } from '../api/types.js';
 import { approveCallbackFor } from './approval-policy.js';
@@ -61,7 +62,7 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   // --approve ask needs someone at a terminal: standard input a TTY (the task then came from an option).
   // Like the controls' callbacks, these run only once the run (and the progress below) exist.
   let asker: TerminalAsker | undefined;
-  const approves = options.protocol.startsWith('fuseraft') || options.protocol === 'mew';
+  const approves = APPROVING_PROTOCOLS.includes(options.protocol);
   if (approves && options.approve === 'ask' && streams.stdinIsTTY) {
     asker = terminalAsker(streams.stdin, streams.stderr, () => progress.hold());
   }

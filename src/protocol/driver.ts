@@ -295,6 +295,8 @@ export interface Protocol {
    * parent (`attachRun`). Only such a protocol accepts `options.durable`.
    */
   readonly durable?: boolean;
+  /** Its child asks the parent to approve actions (fuseraft's approval requests, mew's permission requests): `approve` answers them. */
+  readonly asksApproval?: boolean;
   /** Checks the protocol's own option rules; throws TypeError/RangeError (spawnRun throws it synchronously). */
   validate(options: ResolvedRunOptions): void;
   create(context: DriverContext): Driver;

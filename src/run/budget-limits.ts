@@ -42,7 +42,11 @@ export function checkLimits(value: unknown, where: string, extraKeys: readonly s
     const valid = name === 'maxCostUsd'
       ? typeof limit === 'number' && Number.isFinite(limit) && limit > 0
       : typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 1;
-    if (!valid) throw new RangeError(`${where}.${name} must be ${name === 'maxCostUsd' ? 'a number of dollars > 0' : 'an integer >= 1'}`);
+    if (!valid) {
+      // A wrong type is a TypeError, a number out of range a RangeError: as every other option.
+      const Refusal = typeof limit === 'number' ? RangeError : TypeError;
+      throw new Refusal(`${where}.${name} must be ${name === 'maxCostUsd' ? 'a number of dollars > 0' : 'an integer >= 1'}`);
+    }
     limits[name] = limit as number;
   }
   return limits;

@@ -83,14 +83,19 @@ export class TaskTerms {
   /** The final verdict with the terms applied (`budget-exceeded`, `invalid-output`), and the outcome fields they add. */
   judge(verdict: FinalVerdict, finalText: string | undefined): { verdict: FinalVerdict; fields: TermsFields } {
     const fields: TermsFields = {};
-    let judged = this.#meter?.judge(verdict) ?? verdict;
+    let judged = verdict;
     if (this.#output !== undefined) {
       const output = this.#output.judge(judged, finalText);
       judged = output.verdict;
       if (output.data !== undefined) fields.data = output.data;
       if (output.errors !== undefined) fields.outputErrors = output.errors;
     }
-    if (this.#meter !== undefined) fields.budget = this.#meter.report();
+    // The budget last: a run that reached a limit and did not end done is budget-exceeded whatever came after
+    // (an answer the finalize asked for that fails the schema included), its error saying the limit, then that.
+    if (this.#meter !== undefined) {
+      judged = this.#meter.judge(judged);
+      fields.budget = this.#meter.report();
+    }
     return { verdict: judged, fields };
   }
 

@@ -15,9 +15,6 @@ import { answerAfterReturn, forwardFacts } from '../shared/session.js';
 /** Which fuseraft transport a driver speaks. */
 type Mode = 'repl' | 'bridge';
 
-/** Default bound of one stdout line: tool output is 100 000 characters, a file_write approval whole files. */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
-
 /** How long the driver waits for stdout to end after the process exited (a grandchild may hold it open). */
 const STDOUT_DRAIN_MS = 2000;
 
@@ -226,6 +223,7 @@ class FuseraftDriver implements Driver {
 
 /** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */
 export const fuseraftProtocol: Protocol = {
+  asksApproval: true,
   // message_end's counts may be null (a provider that reports none); fuseraft reports no cost.
   reports: { turns: true, toolCalls: true, tokens: true, costUsd: false },
   // finalize: an interrupt, then one last user_input; any prompt after an answer goes on in the same chat.
@@ -236,6 +234,7 @@ export const fuseraftProtocol: Protocol = {
 
 /** `fuseraft run --bridge -c <config> <task>`: one orchestration session; the task is the last argument. */
 export const fuseraftBridgeProtocol: Protocol = {
+  asksApproval: true,
   // A turn is one agent message (its usage: tokens, never a cost); stdin takes approvals and interrupt only.
   reports: { turns: true, toolCalls: true, tokens: true, costUsd: false },
   capabilities: { finalize: false, continueConversation: false },

@@ -402,6 +402,7 @@ class FuseraftServeDriver implements Driver {
 
 /** `fuseraft serve`: connectRun({ protocol: 'fuseraft-serve', url | socketPath, token, clientId, task | resume, approve }). */
 export const fuseraftServeProtocol: Protocol = {
+  asksApproval: true,
   // A turn is one task. Its progress is broadcast to every client (tool calls cannot be told apart) and its
   // result carries no usage; each user_input starts a new task, and a running task reads no input.
   reports: { turns: true, toolCalls: false, tokens: false, costUsd: false },

@@ -160,6 +160,7 @@ const MEW_CAPABILITIES = { finalize: true, continueConversation: true } as const
 
 /** `connectRun({ protocol: 'mew', url, task, cwd, resume })`: a session on a running mew daemon. */
 export const mewConnectProtocol: Protocol = {
+  asksApproval: true,
   reports: MEW_REPORTS,
   capabilities: MEW_CAPABILITIES,
   validate: checkMewOptions,
@@ -171,6 +172,7 @@ export const mewConnectProtocol: Protocol = {
  * supervised child listening at `url`, then runs a session on it; the daemon is reaped at the end.
  */
 export const mewSpawnProtocol: Protocol = {
+  asksApproval: true,
   spawnsDaemon: true,
   reports: MEW_REPORTS,
   capabilities: MEW_CAPABILITIES,

@@ -30,23 +30,6 @@ export interface MewFacts extends SessionSink {
   unblocked(id: string): void;
 }
 
-/** A control as the run core hands it to the session. */
-export type MewControl =
-  | { type: 'prompt' | 'steer' | 'follow-up'; text: string }
-  | { type: 'finalize'; note?: string }
-  | { type: 'cancel' }
-  | { type: 'close' };
-
-/** The session's immediate answer to a control. */
-export interface MewVerdict {
-  /** The driver's reference of the control (increasing from 1, shared with the task's). */
-  ref: number;
-  /** Decided now; absent when mew's `prompt_receipt` will answer (through {@link MewFacts.ack}). */
-  status?: 'accepted' | 'applied' | 'rejected';
-  reason?: string;
-  /** What the session does once the Ack is reported (close and cancel detach: the Ack must come first). */
-  then?: () => void;
-}
 
 export interface MewSessionOptions {
   /** The first prompt, submitted once the session is ready. Its ref is 1. */

@@ -56,6 +56,18 @@ describe('supervise --protocol mew', () => {
     expect(result.stdout.toString()).toBe('The README describes subvisor.');
   });
 
+  it('batch mode (--tasks) answers mew\'s permission requests as --approve says', async () => {
+    const port = await freePort();
+    // The daemon's answer says what it was told: `access to /etc/hosts allowed` or `denied`.
+    const command = ['--', process.execPath, builtScript('fake-mew.js'), 'daemon', '--port', `127.0.0.1:${port}`, '--scenario', 'newer-requests'];
+    const batch = (approve: string[]) => runCli(['--protocol', 'mew', '--url', `ws://127.0.0.1:${port}`, '--grace', '300ms', ...approve, '--tasks', '-', ...command], { input: '"go"\n' });
+    const approved = await batch(['--approve', 'always-known']);
+    expect(approved.code).toBe(0);
+    expect(jsonLines(approved.stdout)[0]).toMatchObject({ status: 'done', finalText: expect.stringContaining('access to /etc/hosts allowed') });
+    const denied = await batch([]);
+    expect(jsonLines(denied.stdout)[0]).toMatchObject({ status: 'done', finalText: expect.stringContaining('access to /etc/hosts denied') });
+  });
+
   it('usage errors: mew without --url, --url for another protocol, --session-id with a command, spawn-only options when attaching', () => {
     expect(() => parseCommandLine(['--protocol', 'mew', '--task', 't', '--', 'mew', 'daemon'])).toThrow(/needs --url/);
     expect(() => parseCommandLine(['--url', 'ws://h:1', '--task', 't', '--', 'fen'])).toThrow(/--url is for --protocol mew/);

@@ -27,6 +27,9 @@ describe('budget limits', () => {
     expect(() => checkLimits({ maxCostUsd: -1 }, 'options.budget')).toThrow(/dollars > 0/);
     expect(() => checkLimits({ maxTokens: Infinity }, 'options.budget')).toThrow(RangeError);
     expect(() => checkLimits(null, 'options.budget')).toThrow(TypeError);
+    // A wrong type is a TypeError, as for every option; a number out of range a RangeError.
+    expect(() => checkLimits({ maxTurns: '5' }, 'options.budget')).toThrow(TypeError);
+    expect(() => checkLimits({ maxCostUsd: null }, 'options.budget')).toThrow(TypeError);
   });
 
   it('a limit is reached when its figure is at or over it', () => {

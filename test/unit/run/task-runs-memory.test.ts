@@ -246,6 +246,17 @@ describe('output schemas in the run core', () => {
     expect(finalize).toMatchObject({ note: expect.stringMatching(/give your final answer in the JSON shape the task asked for\.$/) });
   });
 
+  it('a finalized answer that fails the schema: budget-exceeded (the limit came first), its error the limit then the schema, the errors kept', async () => {
+    const { run, child } = createInMemoryRun({ task: 'loop', outputSchema: PERSON, budget: { maxToolCalls: 2 } });
+    play(child, endlessTools(child), 'not json at all');
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'budget-exceeded', budget: { exceeded: { limit: 'maxToolCalls', action: 'finalize' } } });
+    expect(outcome.error).toMatch(/^the run reached its budget: maxToolCalls 2 .*; then: the answer does not match outputSchema/);
+    expect(outcome.outputErrors?.length).toBeGreaterThan(0);
+    expect(outcome.finalText).toBe('not json at all');
+    expect(child.controls.filter(({ control }) => control.type === 'follow-up')).toEqual([]);
+  });
+
   it('types outcome.data through the generic parameter of spawnRun, connectRun and sup.spawn', () => {
     type Person = { name: string };
     expectTypeOf(spawnRun<Person>).returns.toEqualTypeOf<Run<Person>>();
