@@ -1,4 +1,4 @@
-// Text helpers shared by the fake child and tests: expanding a TextSpec (and utf8Prefix, which lives with the child SDK).
+// Text helpers shared by the fake child and tests: expanding a TextSpec (and utf8Prefix, from src/text).
 import { utf8Prefix } from '../text/utf8.js';
 import type { TextSpec } from './scenario.js';
 

@@ -67,7 +67,7 @@ const ALLOWED: Record<string, string[]> = {
   pool: ['pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],
   queue: ['queue', 'pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'wire', 'text'],
-  cli: ['cli', 'queue', 'pool', 'dashboard', 'api', 'run', 'protocol', 'wire', 'text', 'testing'],
+  cli: ['cli', 'queue', 'pool', 'dashboard', 'api', 'run', 'protocol', 'wire', 'text'],
   // The Agent Handler contract both sides share (its types, the session variable, a bounded wait).
   child: ['child', 'agent', 'wire', 'text'],
   testing: ['testing', 'child', 'api', 'journal', 'run', 'protocol', 'drivers', 'channel', 'process', 'wire', 'text'],
