@@ -1,10 +1,12 @@
-// Starting a run's child (its process with the tree marker every descendant inherits, its output decoded per stream), or adopting a durable one.
+// A run's child: started (its process with the tree marker every descendant inherits, its output decoded per stream; a durable one's record and lease) or adopted again by attachRun.
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { SupervisedProcess } from '../process/supervised-process.js';
 import type { KillStep, SupervisedProcessOptions } from '../process/supervised-process.js';
-import type { ProcessPlan } from '../protocol/driver.js';
+import type { WatchEntry } from '../process/watchdog.js';
+import type { Launch, ProcessPlan } from '../protocol/driver.js';
 import type { AttachTarget, ResolvedRunOptions } from '../protocol/resolved-options.js';
+import { DurableTenure } from './durable-tenure.js';
 
 /** Environment variable whose unique value marks every process of one run's tree. */
 const TREE_MARKER_ENV = 'SUBVISOR_TREE';
@@ -17,10 +19,15 @@ export interface ChildListeners {
   kill(step: KillStep): void;
 }
 
-/** A started child and the marker its tree carries (a durable run records it). */
-export interface StartedChild {
+/** The child a run owns, and what the watchdog and a durable run's lease need of it. */
+export interface OwnedChild {
   process: SupervisedProcess;
-  marker: string;
+  /** The watchdog's entry (naming the lease of a durable run); undefined when the spawn failed. */
+  watch: WatchEntry | undefined;
+  /** A durable run: this parent's hold on it. */
+  tenure?: DurableTenure;
+  /** The run was to be durable but its record or lease could not be written: nobody could re-attach. */
+  durableError?: string;
 }
 
 /** What every child of a run shares: the ladder's grace, the tail, the listeners. */
@@ -39,12 +46,14 @@ function common(options: ResolvedRunOptions, listeners: ChildListeners): Pick<Su
 
 /**
  * Starts the driver's process plan under the run's options. The caller's environment, then the tree
- * marker, then the protocol's own variables (they win). A spawn error arrives through `exited`.
- * `outputFile`: stdout and stderr go there instead of pipes (a durable run).
+ * marker, then the protocol's own variables (they win). A spawn error arrives through `exited`. A
+ * durable run's output goes to a file in its directory instead of pipes, and its lease is taken and
+ * its record written once the child has a pid.
  */
-export function startChild(plan: ProcessPlan, options: ResolvedRunOptions, listeners: ChildListeners, outputFile?: string): StartedChild {
+export function startChild(plan: ProcessPlan, launch: Launch, run: { runId: string; startedAt: number }, options: ResolvedRunOptions, listeners: ChildListeners): OwnedChild {
   const treeId = randomUUID();
   const marker = `${TREE_MARKER_ENV}=${treeId}`;
+  const durableDir = launch.durableDir;
   const process = new SupervisedProcess({
     command: plan.command,
     args: plan.args,
@@ -53,21 +62,32 @@ export function startChild(plan: ProcessPlan, options: ResolvedRunOptions, liste
     stdin: plan.stdin,
     stdout: plan.stdout,
     marker,
-    ...(outputFile === undefined ? {} : { outputFile }),
+    ...(durableDir === undefined ? {} : { outputFile: DurableTenure.outputOf(durableDir) }),
     ...common(options, listeners),
   });
-  return { process, marker };
+  const watch = process.pid === undefined ? undefined : process.watchEntry(launch.ownFiles);
+  if (durableDir === undefined || watch === undefined || options.durable === undefined) return { process, watch };
+  const record = { runId: run.runId, startedAt: run.startedAt, pid: process.pid!, pidStart: watch.rootStart, marker, command: plan.command, lastControlSeq: launch.taskRef ?? 0 };
+  try {
+    const tenure = DurableTenure.begin(durableDir, record, options, options.durable.leaseMs);
+    return { process, watch: tenure.watchEntry(watch), tenure };
+  } catch (error) {
+    return { process, watch, durableError: `could not make the run durable: ${(error as Error).message}` };
+  }
 }
 
-/** Owns a durable run's child again (attachRun): the same ladder and reaping as a started one. */
-export function adoptChild(target: AttachTarget, outputFile: string, options: ResolvedRunOptions, listeners: ChildListeners): SupervisedProcess {
-  return new SupervisedProcess({
+/** Owns a durable run's child again (attachRun took its lease): the same ladder and reaping as a started one, the lease renewed. */
+export function adoptChild(target: AttachTarget, launch: Launch, options: ResolvedRunOptions, listeners: ChildListeners): OwnedChild {
+  const process = new SupervisedProcess({
     command: '',
     args: [],
     env: {},
     marker: target.marker,
-    outputFile,
+    outputFile: DurableTenure.outputOf(target.dir),
     adopt: { pid: target.pid, start: target.pidStart },
     ...common(options, listeners),
   });
+  const tenure = DurableTenure.resume(target.dir, options.durable?.leaseMs ?? 0);
+  const watch = process.watchEntry(launch.ownFiles);
+  return { process, watch: watch === undefined ? undefined : tenure.watchEntry(watch), tenure };
 }

@@ -21,8 +21,9 @@ export interface ControlLedgerEvents {
  * Bookkeeping of written controls. `take` feeds the state mirror (it needs the type of the control an
  * ack names), so a control whose promise timed out is still mirrored when its late ack comes (the
  * child did act on it). For everything else such a control is unanswered: it no longer counts in
- * `unacked`, which holds back the automatic close. Settling is deferred by the caller (`after` lists) so that a
- * control's promise resumes only after the event that answered it was published.
+ * `unacked`, which holds back the automatic close. Settling waits until {@link settlePending} (the run calls it
+ * once the event that carried the answer was published) or the next microtask, so that a control's promise
+ * resumes only after that event.
  */
 export class ControlLedger {
   /** Controls written and not yet acknowledged, by seq. */
@@ -38,6 +39,9 @@ export class ControlLedger {
    * before then (that wait is `readyTimeoutMs`'s), so their `ackTimeoutMs` starts at `ready`.
    */
   #clocksBeforeReady: Map<number, () => void> | undefined = new Map();
+  /** Ack and delivery settlements waiting for the event that carried them (or the next microtask). */
+  #pending: Array<() => void> = [];
+  #flushScheduled = false;
   readonly #events: ControlLedgerEvents;
 
   constructor(events: ControlLedgerEvents) {
@@ -104,14 +108,14 @@ export class ControlLedger {
   /**
    * Answers the waiter of control `seq` (if any) with `ack`, adding `delivery` for an accepted
    * steer/follow-up: `injected` at once when its text started a turn, else pending until injected or
-   * dropped. Settling is pushed onto `after`.
+   * dropped. Settles with {@link settlePending}.
    */
-  answer(ack: Ack, type: WireControlType, startedTurn: boolean, after: Array<() => void>): void {
+  answer(ack: Ack, type: WireControlType, startedTurn: boolean): void {
     const seq = ack.seq;
     if (ack.status === 'accepted' && (type === 'steer' || type === 'follow-up')) {
       if (startedTurn) {
         ack.delivery = Promise.resolve('injected');
-        after.push(() => this.#events.delivery(seq, 'injected'));
+        this.#later(() => this.#events.delivery(seq, 'injected'));
       } else {
         ack.delivery = new Promise<Delivery>((resolve) => this.#deliveries.set(seq, resolve));
       }
@@ -119,31 +123,54 @@ export class ControlLedger {
     const waiter = this.#waiters.get(seq);
     if (waiter === undefined) return;
     this.#waiters.delete(seq);
-    after.push(() => this.#settle(waiter, ack));
+    this.#later(() => this.#settle(waiter, ack));
   }
 
-  /** Settles the delivery of control `seq`, if it awaits one. */
-  deliver(seq: number, delivery: Delivery, after: Array<() => void>): void {
+  /** Settles the delivery of control `seq`, if it awaits one (with {@link settlePending}). */
+  deliver(seq: number, delivery: Delivery): void {
     const resolve = this.#deliveries.get(seq);
     if (resolve === undefined) return;
     this.#deliveries.delete(seq);
-    after.push(() => {
+    this.#later(() => {
       resolve(delivery);
       this.#events.delivery(seq, delivery);
     });
   }
 
-  /** The child can no longer answer: waiting acks become `unanswered`, waiting deliveries `dropped`. */
+  /** Settles what answers and deliveries decided so far: the event that carried them was published. */
+  settlePending(): void {
+    if (this.#pending.length > 0) this.#flush();
+  }
+
+  /**
+   * The child can no longer answer: what it answered settles first, then waiting acks become
+   * `unanswered` and waiting deliveries `dropped`, at once.
+   */
   giveUp(): void {
-    const after: Array<() => void> = [];
+    this.#flush();
     for (const [seq, waiter] of this.#waiters) {
-      after.push(() => this.#settle(waiter, { status: 'unanswered', reason: 'the run ended before the child answered', seq }));
+      this.#pending.push(() => this.#settle(waiter, { status: 'unanswered', reason: 'the run ended before the child answered', seq }));
     }
     this.#waiters.clear();
     this.#unacked.clear();
     this.#timedOut.clear();
-    for (const seq of [...this.#deliveries.keys()]) this.deliver(seq, 'dropped', after);
-    for (const settle of after) settle();
+    for (const seq of [...this.#deliveries.keys()]) this.deliver(seq, 'dropped');
+    this.#flush();
+  }
+
+  #later(settle: () => void): void {
+    this.#pending.push(settle);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    if (this.#pending.length === 0) return;
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const settle of pending) settle();
   }
 
   #settle(waiter: Waiter, ack: Ack): void {

@@ -1,39 +1,32 @@
 // The run core: one protocol-free supervised run (process, timers, acks, events, state, outcome) around a driver.
 import type { RunState } from '../wire/index.js';
 import { ControlLedger } from './control-ledger.js';
-import type { Control, Driver, DriverSink, Launch, ProcessPlan, Protocol, TurnReport } from '../protocol/driver.js';
-import { ControlRefusedError } from './errors.js';
-import { isEndingControl, runEndedAck } from './ended-ack.js';
+import type { Driver, DriverSink, Protocol, TurnReport } from '../protocol/driver.js';
+import { ControlSender } from './control-sender.js';
+import { ExitGate } from './exit-gate.js';
+import { RunTally } from './run-tally.js';
 import { RunHandle } from './run-handle.js';
 import { StateMirror } from './mirror.js';
 import { buildOutcome, finalVerdict } from './outcome.js';
 import type { FinalVerdict, TermsFields, Verdict } from './outcome.js';
-import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
-import type { AttachTarget, ResolvedRunOptions } from '../protocol/resolved-options.js';
+import type { Answer, ChildExit } from '../protocol/results.js';
+import type { ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { registerLiveRun, unregisterLiveRun, watchLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
 import { adoptChild, startChild } from './child-start.js';
-import type { ChildListeners } from './child-start.js';
-import { DurableTenure } from './durable-tenure.js';
+import type { ChildListeners, OwnedChild } from './child-start.js';
+import type { DurableTenure } from './durable-tenure.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
 import { termsOf } from './task-terms.js';
 import type { TaskTerms } from './task-terms.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
-import type { WatchEntry } from '../process/watchdog.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
-import type { Ack, AckOrigin, Run, SentControl } from './handle.js';
-import type { ExitRunEvent, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
-import { addUsage } from '../wire/index.js';
+import type { Ack, Run } from './handle.js';
+import type { Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
 
 /** The report of a run that had no process (it never started, or its driver talks to a daemon). */
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
-
-/**
- * Closes the descriptor of events still behind when a run handle is dropped before they were taken
- * (nothing else would: the program holds no way to take them any more).
- */
-const eventsBehindRelease = new FinalizationRegistry<() => void>((release) => release());
 
 const CANCELLED_BY_PARENT: Verdict = { status: 'cancelled', code: 'aborted', error: 'the run was cancelled by the parent' };
 
@@ -53,25 +46,12 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #command: string;
 
   readonly #ledger: ControlLedger;
+  readonly #controls: ControlSender;
   #readingPaused = false;
-  /** Ack and delivery settlements waiting for the event that carried them (or the next microtask). */
-  #settlements: Array<() => void> = [];
-  #settlementsScheduled = false;
 
   #childExit: ChildExit | undefined;
-  /** An `exit` event came (the driver's, or made up): nothing is published after it. */
-  #exitSeen = false;
-  /** The driver's `exit` event, held until the run's verdict gives it its status. */
-  #heldExit: ExitRunEvent | undefined;
-  /** The run's single verdict, once the child is gone: every published `exit` carries its status. */
-  #finalVerdict: Verdict | undefined;
-  #result: RunResult | undefined;
-  /** The peer's own session id (DriverSink.session). */
-  #sessionId: string | undefined;
-  #turnUsage: RunResult['usage'];
-  #turns = 0;
-  #turnOpen = false;
-  #rejectedLines = 0;
+  readonly #exit: ExitGate;
+  readonly #tally = new RunTally();
   #verdict: Verdict | undefined;
   #protocolFailure: Verdict | undefined;
   #closeSent = false;
@@ -79,24 +59,16 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #launched = false;
   /** The child said `ready` at least once: the run reached its agent. */
   #reachedAgent = false;
-  /** Controls may be sent (the child is not known to be exiting or gone). */
-  #controlsOpen = false;
   /** A run without a process: its driver said the peer is gone. */
   #peerGone = false;
   #wrappingUp = false;
   #ended = false;
-  /** The outcome may come before the last events: the driver still publishes them as the consumers take them. */
-  #eventsBehind = false;
 
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #bounds: RunBounds;
   /** Its budget and output schema, when it has either. */
   readonly #terms: TaskTerms | undefined;
-  /** The model the child last named. */
-  #model: string | undefined;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
-  /** Tells the `control` listeners of the task prompt, once: see the constructor. */
-  #taskWritten: (() => void) | undefined;
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
     super({
@@ -112,19 +84,40 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.#startedAt = options.attach?.startedAt ?? Date.now();
     this.#command = options.command;
     this.#mirror = new StateMirror((state, previous) => {
-      this.#tellTaskWritten();
+      this.#controls.tellTaskWritten();
       this.emit('state', state, previous);
     });
+    const run = this;
     this.#ledger = new ControlLedger({
       ack: (ack, type, origin) => {
-        this.#tellTaskWritten();
+        this.#controls.tellTaskWritten();
         this.emit('ack', ack, type, origin);
         // An ack that timed out no longer holds back the automatic close.
         if (ack.status === 'unanswered') queueMicrotask(() => this.#maybeClose());
       },
       delivery: (seq, delivery) => this.emit('delivery', seq, delivery),
     });
-    const run = this;
+    this.#controls = new ControlSender({
+      runId: this.id,
+      get driver() {
+        return run.#driver;
+      },
+      ledger: this.#ledger,
+      ackTimeoutMs: options.ackTimeoutMs,
+      broken: (reason) => this.#onChannelBroken(reason),
+      cancelWritten: () => this.#end(CANCELLED_BY_PARENT),
+      // Reading never pauses while an ack is awaited: wake a paused reader up.
+      written: () => {
+        if (this.#readingPaused) queueMicrotask(() => this.#driver.resume());
+      },
+      listening: () => this.listenerCount('control') > 0,
+      tell: (sent) => this.emit('control', sent),
+    });
+    this.#exit = new ExitGate({
+      runId: this.id,
+      publish: (event) => this.#publish(event),
+      endIterators: () => this.endIterators(),
+    });
     this.#bounds = new RunBounds(options, {
       get state() {
         return run.#mirror.state;
@@ -145,16 +138,16 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     });
     this.#terms = termsOf(options, protocol, {
       get stoppable() {
-        return run.#controlsOpen && !run.#closeSent && !run.#mirror.terminal;
+        return run.#controls.open && !run.#closeSent && !run.#mirror.terminal;
       },
       get idle() {
         return run.#idle;
       },
       close: () => {
         this.#closeSent = true;
-        this.#sendOwn({ type: 'close' });
+        this.#controls.sendOwn({ type: 'close' });
       },
-      send: (control) => this.#sendOwn(control),
+      send: (control) => this.#controls.sendOwn(control),
       cancel: (verdict) => {
         if (!this.#ended) this.#end(verdict, { cancel: true });
       },
@@ -185,21 +178,21 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     }
     if (launch.taskRef !== undefined) {
       this.taskAck = this.#ledger.awaitAck(launch.taskRef, 'prompt', 'task', options.ackTimeoutMs);
-      // Told on a microtask (nobody could listen yet to what the constructor wrote), or before anything
-      // that answers it, whichever comes first.
-      const task = { type: 'prompt' as const, text: options.task ?? '' };
-      const ref = launch.taskRef;
-      this.#taskWritten = () => this.#wrote(task, ref, 'task');
-      queueMicrotask(() => this.#tellTaskWritten());
+      this.#controls.taskWritten(options.task ?? '', launch.taskRef);
     }
     // A re-attached run: the earlier parent's controls are answered in the channel read from its start.
     for (const prior of launch.priorControls ?? []) this.#ledger.prior(prior.ref, prior.type);
-    this.#controlsOpen = true;
+    this.#controls.open = true;
     this.#launched = true;
     registerLiveRun(this, options.handleParentSignals, launch.durableDir !== undefined);
-    if (options.attach !== undefined) this.#adopt(options.attach, launch);
-    else if (launch.process === undefined) this.#armTimers();
-    else this.#spawn(launch.process, launch);
+    if (options.attach !== undefined) {
+      this.#own(adoptChild(options.attach, launch, options, this.#childListeners()));
+    } else if (launch.process === undefined) {
+      this.#armTimers();
+    } else {
+      this.#command = launch.process.command;
+      this.#own(startChild(launch.process, launch, { runId: this.id, startedAt: this.#startedAt }, options, this.#childListeners()));
+    }
   }
 
   get pid(): number | undefined {
@@ -223,27 +216,27 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   prompt(text: string): Promise<Ack> {
-    return this.#control({ type: 'prompt', text });
+    return this.#controls.send({ type: 'prompt', text });
   }
 
   steer(text: string): Promise<Ack> {
-    return this.#control({ type: 'steer', text });
+    return this.#controls.send({ type: 'steer', text });
   }
 
   followUp(text: string): Promise<Ack> {
-    return this.#control({ type: 'follow-up', text });
+    return this.#controls.send({ type: 'follow-up', text });
   }
 
   finalize(note?: string): Promise<Ack> {
-    return this.#control(note === undefined ? { type: 'finalize' } : { type: 'finalize', note });
+    return this.#controls.send(note === undefined ? { type: 'finalize' } : { type: 'finalize', note });
   }
 
   cancel(): Promise<Ack> {
-    return this.#control({ type: 'cancel' });
+    return this.#controls.send({ type: 'cancel' });
   }
 
   close(): Promise<Ack> {
-    return this.#control({ type: 'close' });
+    return this.#controls.send({ type: 'close' });
   }
 
   terminate(reason = 'the run was terminated'): Promise<Outcome> {
@@ -262,7 +255,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     await this.terminate('the run was disposed');
     // Events still behind in the (removed) event file are dropped: their descriptor closes now, and
     // every iterator ends after what it holds.
-    if (this.#eventsBehind) this.#driver.dispose(true);
+    if (this.#exit.eventsBehind) this.#driver.dispose(true);
   }
 
   /** The driver reads facts ahead of the events it holds back (Fen): a pool may stop relaying while nobody iterates. */
@@ -294,37 +287,29 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* Start-up                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
 
-  #spawn(plan: ProcessPlan, launch: Launch): void {
-    const options = this.#options;
-    this.#command = plan.command;
-    const durableDir = launch.durableDir;
-    const { process: child, marker } = startChild(plan, options, this.#childListeners(), durableDir === undefined ? undefined : DurableTenure.outputOf(durableDir));
+  /**
+   * The child runs (started, or adopted by attachRun): its exit ends the run, the watchdog covers a
+   * parent killed without any hook, the driver reads its pipes, the bounds start.
+   */
+  #own(owned: OwnedChild): void {
+    const child = owned.process;
     this.#process = child;
+    this.#tenure = owned.tenure;
     void child.exited.then((exit) => this.#onChildGone(exit));
     if (child.pid === undefined) return; // the spawn error arrives through `exited`
-    let watch = child.watchEntry(launch.ownFiles);
-    if (durableDir !== undefined && watch !== undefined && options.durable !== undefined) {
-      const record = { runId: this.id, startedAt: this.#startedAt, pid: child.pid, pidStart: watch.rootStart, marker, command: plan.command, lastControlSeq: launch.taskRef ?? 0 };
-      try {
-        this.#tenure = DurableTenure.begin(durableDir, record, options, options.durable.leaseMs);
-        watch = this.#tenure.watchEntry(watch);
-      } catch (error) {
-        // Without its record and lease nobody could re-attach: the run goes on, owned by this parent alone.
-        this.#verdict ??= { status: 'failed', code: 'channel-error', error: `could not make the run durable: ${(error as Error).message}` };
-        this.#end(undefined, { cancel: true });
-      }
+    if (owned.durableError !== undefined) {
+      // The run goes on owned by this parent alone until the cancel ends it.
+      this.#verdict ??= { status: 'failed', code: 'channel-error', error: owned.durableError };
+      this.#end(undefined, { cancel: true });
     }
-    this.#watchAndAttach(child, watch);
-  }
-
-  /** attachRun: the durable run's child runs already; this parent owns it again (ladder, reaping, lease). */
-  #adopt(target: AttachTarget, launch: Launch): void {
-    const child = adoptChild(target, DurableTenure.outputOf(target.dir), this.#options, this.#childListeners());
-    this.#process = child;
-    void child.exited.then((exit) => this.#onChildGone(exit));
-    this.#tenure = DurableTenure.resume(target.dir, this.#options.durable?.leaseMs ?? 0);
-    const watch = child.watchEntry(launch.ownFiles);
-    this.#watchAndAttach(child, watch === undefined ? undefined : this.#tenure.watchEntry(watch));
+    if (owned.watch !== undefined) watchLiveRun(this, owned.watch);
+    this.#driver.attach({
+      pid: child.pid,
+      stdin: child.stdin,
+      stdout: child.stdout,
+      signal: (signal) => child.signal(signal),
+    });
+    this.#armTimers();
   }
 
   #childListeners(): ChildListeners {
@@ -334,18 +319,6 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       kill: (step) => this.emit('kill', step),
     };
-  }
-
-  /** The child runs: the watchdog covers a parent killed without any hook, the driver reads its pipes, the bounds start. */
-  #watchAndAttach(child: SupervisedProcess, watch: WatchEntry | undefined): void {
-    if (watch !== undefined) watchLiveRun(this, watch);
-    this.#driver.attach({
-      pid: child.pid!,
-      stdin: child.stdin,
-      stdout: child.stdout,
-      signal: (signal) => child.signal(signal),
-    });
-    this.#armTimers();
   }
 
   #armTimers(): void {
@@ -362,68 +335,6 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* Controls                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
 
-  #control(control: Control): Promise<Ack> {
-    const type = control.type;
-    if (!this.#controlsOpen) {
-      if (isEndingControl(type)) return Promise.resolve(runEndedAck(type, `run ${this.id} has ended or is ending`));
-      return Promise.reject(
-        new ControlRefusedError('run-ended', type, `cannot send ${type}: run ${this.id} has ended or is ending`),
-      );
-    }
-    if ((control.type === 'steer' || control.type === 'follow-up') && control.text === '') {
-      return Promise.reject(
-        new ControlRefusedError('empty-text', type, `cannot send ${type} with empty text: the child would never inject it`),
-      );
-    }
-    const sent = this.#driver.send(control);
-    if (sent.kind === 'refused') {
-      return Promise.reject(new ControlRefusedError(sent.code, type, `cannot send ${type}: ${sent.reason}`));
-    }
-    if (sent.kind === 'broken') {
-      this.#onChannelBroken(sent.reason);
-      if (isEndingControl(type)) return Promise.resolve(runEndedAck(type, sent.reason));
-      return Promise.reject(new ControlRefusedError('run-ended', type, `cannot send ${type}: ${sent.reason}`));
-    }
-    const ack = this.#ledger.awaitAck(sent.ref, type, 'caller', this.#options.ackTimeoutMs);
-    this.#wrote(control, sent.ref, 'caller');
-    // The grace runs from the cancel itself: a child that never answers is backed up all the same.
-    if (type === 'cancel') this.#end(CANCELLED_BY_PARENT);
-    // Reading never pauses while an ack is awaited: wake a paused reader up.
-    if (this.#readingPaused) queueMicrotask(() => this.#driver.resume());
-    return ack;
-  }
-
-  /**
-   * Sends a control of the core's own (close, cancel; a budget's finalize, the repair follow-up): its ack, or
-   * undefined when it was not sent (failures only matter through the kill ladder).
-   */
-  #sendOwn(control: Control): Promise<Ack> | undefined {
-    if (!this.#controlsOpen) return undefined;
-    const sent = this.#driver.send(control);
-    if (sent.kind === 'sent') {
-      const ack = this.#ledger.awaitAck(sent.ref, control.type, 'auto', undefined);
-      this.#wrote(control, sent.ref, 'auto');
-      return ack;
-    }
-    if (sent.kind === 'broken') this.#onChannelBroken(sent.reason);
-    return undefined;
-  }
-
-  #tellTaskWritten(): void {
-    const tell = this.#taskWritten;
-    this.#taskWritten = undefined;
-    tell?.();
-  }
-
-  /** Tells the `control` listeners what was written. */
-  #wrote(control: Control, seq: number, origin: AckOrigin): void {
-    if (this.listenerCount('control') === 0) return;
-    const sent: SentControl = { type: control.type, seq, origin };
-    if ('text' in control) sent.text = control.text;
-    if ('note' in control && control.note !== undefined) sent.note = control.note;
-    this.emit('control', sent);
-  }
-
   #onChannelBroken(reason: string): void {
     // The channel is gone: no cancel can reach the child, the ladder has to.
     this.#end({ status: 'failed', code: 'channel-error', error: reason });
@@ -438,8 +349,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #end(verdict: Verdict | undefined, how: EndHow = {}): void {
     if (verdict !== undefined) this.#verdict ??= verdict;
     this.#bounds.stopWatching();
-    if (how.cancel === true && !this.#mirror.terminal) this.#sendOwn({ type: 'cancel' });
-    this.#controlsOpen = false;
+    if (how.cancel === true && !this.#mirror.terminal) this.#controls.sendOwn({ type: 'cancel' });
+    this.#controls.open = false;
     const child = this.#process;
     if (child === undefined) {
       this.#disconnectAfter(how.now === true || how.immediate === true ? 0 : (how.hurryMs ?? this.#options.killGraceMs));
@@ -469,7 +380,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   /** Ready, with no turn open, every control answered and nothing waiting to be injected. */
   get #idle(): boolean {
-    return this.#mirror.state === 'ready' && !this.#turnOpen && this.#ledger.unacked === 0 && this.#ledger.undelivered === 0;
+    return this.#mirror.state === 'ready' && !this.#tally.turnOpen && this.#ledger.unacked === 0 && this.#ledger.undelivered === 0;
   }
 
   /**
@@ -477,11 +388,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
    * follow-up: a driver still ending the turn takes it once the turn is over, an idle child at once).
    */
   #maybeClose(): void {
-    if (this.#options.keepAlive || this.#closeSent || !this.#controlsOpen || !this.#driver.closeWhenIdle || !this.#idle) return;
+    if (this.#options.keepAlive || this.#closeSent || !this.#controls.open || !this.#driver.closeWhenIdle || !this.#idle) return;
     const repair = this.#terms?.repairBeforeClose();
-    if (repair !== undefined && this.#sendOwn({ type: 'follow-up', text: repair }) !== undefined) return;
+    if (repair !== undefined && this.#controls.sendOwn({ type: 'follow-up', text: repair }) !== undefined) return;
     this.#closeSent = true;
-    this.#sendOwn({ type: 'close' });
+    this.#controls.sendOwn({ type: 'close' });
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -495,7 +406,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       lineAhead: (rejected) => {
         if (this.#ended) return;
         this.#bounds.seen();
-        if (rejected) this.#rejectedLines++;
+        if (rejected) this.#tally.rejectedLines++;
         this.#maybeClose();
       },
       ready: () => {
@@ -507,12 +418,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       ack: (ref, status, reason) => this.#onAck(ref, status, reason),
       delivery: (ref, delivery) => {
-        if (!this.#ended) this.#ledger.deliver(ref, delivery, this.#pendingSettlements());
+        if (!this.#ended) this.#ledger.deliver(ref, delivery);
       },
       turnStarted: (turn) => {
         if (this.#ended) return;
-        this.#turns = Math.max(this.#turns, turn);
-        this.#turnOpen = true;
+        this.#tally.turnStarted(turn);
         this.#bounds.turnStarted();
         this.#mirror.turnStarted();
       },
@@ -525,11 +435,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       modelCall: ({ model, usage }) => {
         if (this.#ended) return;
-        if (model !== undefined) this.#model = model;
+        if (model !== undefined) this.#tally.model = model;
         if (usage !== undefined) this.#terms?.modelCallEnded(usage);
       },
       result: (result) => {
-        if (!this.#ended) this.#result ??= result;
+        if (!this.#ended) this.#tally.resulted(result);
       },
       exit: (exit) => this.#onChildExit(exit),
       fatal: (code, error) => {
@@ -542,44 +452,23 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       gone: () => this.#onPeerGone(),
       session: (id) => {
-        if (!this.#ended) this.#sessionId = id;
+        if (!this.#ended) this.#tally.sessionId = id;
       },
       blocked: (id, what) => this.#bounds.blocked(id, what),
       unblocked: (id) => this.#bounds.unblocked(id),
     };
   }
 
-  /** The list settlements go on; flushed after the next published event, or on a microtask. */
-  #pendingSettlements(): Array<() => void> {
-    if (!this.#settlementsScheduled) {
-      this.#settlementsScheduled = true;
-      queueMicrotask(() => this.#flushSettlements());
-    }
-    return this.#settlements;
-  }
-
-  #flushSettlements(): void {
-    this.#settlementsScheduled = false;
-    if (this.#settlements.length === 0) return;
-    const settlements = this.#settlements;
-    this.#settlements = [];
-    for (const settle of settlements) settle();
-  }
-
   #onEvent(event: RunEvent, bytes = 0): void {
-    if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
+    if (this.#exit.closed || (this.#ended && !this.#exit.eventsBehind)) return;
     this.#bounds.seen();
     if (event.type === 'exit') {
-      // The driver's exit is the child's word; the stream's last event is the run's verdict, known once
-      // the child is gone (a deadline or a protocol failure can still outrank what the child said).
-      this.#exitSeen = true;
-      if (this.#finalVerdict === undefined) this.#heldExit = event;
-      else this.#publishExit(event, this.#finalVerdict);
-      if (this.#settlements.length > 0) this.#flushSettlements();
+      this.#exit.childExit(event);
+      this.#ledger.settlePending();
       return;
     }
     this.#publish(event, bytes);
-    if (this.#settlements.length > 0) this.#flushSettlements();
+    this.#ledger.settlePending();
     this.#maybeClose();
   }
 
@@ -591,9 +480,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
    */
   #onTurnComplete(report: TurnReport): void {
     if (this.#ended) return;
-    this.#turns = Math.max(this.#turns, report.turn);
-    this.#turnOpen = false;
-    if (report.usage !== undefined) addUsage((this.#turnUsage ??= {}), report.usage);
+    this.#tally.turnCompleted(report);
     // A child that goes on by itself (idle: false) is still working: the watchdog stays armed.
     if (report.idle === false) return;
     this.#bounds.turnCompleted();
@@ -617,7 +504,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     const ack: Ack = { status, seq: ref };
     if (reason !== undefined) ack.reason = reason;
     // From ready a steer/follow-up text itself starts the turn: it reached the agent.
-    this.#ledger.answer(ack, type, action === 'start-turn', this.#pendingSettlements());
+    this.#ledger.answer(ack, type, action === 'start-turn');
   }
 
   /**
@@ -642,15 +529,15 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   #onRejected(event: RejectedEvent, bytes = 0, countedAhead = false): void {
-    if (this.#exitSeen || (this.#ended && !this.#eventsBehind)) return;
+    if (this.#exit.closed || (this.#ended && !this.#exit.eventsBehind)) return;
     this.#bounds.seen();
-    if (!countedAhead) this.#rejectedLines++;
+    if (!countedAhead) this.#tally.rejectedLines++;
     this.emit('rejected', event);
     this.#publish(event, bytes);
   }
 
   #publish(event: RunEvent, bytes = 0): void {
-    this.#tellTaskWritten();
+    this.#controls.tellTaskWritten();
     // Most runs are consumed with `for await`: no listener, and no emit (with its argument array) per event.
     if (this.listenerCount('event') > 0) this.emit('event', event);
     this.toIterators(event, bytes);
@@ -700,7 +587,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     if (this.#disconnectTimer !== undefined) clearTimeout(this.#disconnectTimer);
     this.#disconnectTimer = undefined;
     // The child is gone: no control can reach it any more (a prompt now would be accepted into the void).
-    this.#controlsOpen = false;
+    this.#controls.open = false;
     // Everything the child wrote before it went is still to be read: the driver reads it all.
     const finishing = this.#driver.finish(
       exit === undefined
@@ -710,10 +597,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     const finished = finishing instanceof Promise ? await finishing : finishing;
     this.#bounds.clear();
     this.#options.signal?.removeEventListener('abort', this.#onAbort);
-    this.#flushSettlements();
     this.#ledger.giveUp();
     // The answer is read before the exit event goes out: outputSchema's verdict on it is the run's.
-    const answer = this.#result === undefined ? undefined : await this.#result.answer;
+    const result = this.#tally.result;
+    const answer = result === undefined ? undefined : await result.answer;
     const decided = finalVerdict({
       command: this.#command,
       exit,
@@ -724,50 +611,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     });
     const { verdict, fields } = this.#terms?.judge(decided, answer?.finalText) ?? { verdict: decided, fields: {} };
     if (this.#childExit === undefined || verdict !== decided) this.#mirror.exit(verdict.status);
-    this.#finalVerdict = verdict;
-    const held = this.#heldExit;
-    this.#heldExit = undefined;
-    if (held !== undefined) {
-      this.#publishExit(held, verdict);
-    } else if (finished?.eventsBehind !== undefined && !this.#exitSeen) {
-      // The facts are all in; the events follow as the consumers take them, then (without the child's own) a synthetic exit.
-      this.#eventsBehind = true;
-      const token = {};
-      if (finished.release !== undefined) eventsBehindRelease.register(this, finished.release, token);
-      void finished.eventsBehind.then(() => {
-        eventsBehindRelease.unregister(token);
-        if (!this.#exitSeen) this.#publishSyntheticExit(verdict);
-        this.#eventsBehind = false;
-      });
-    } else if (!this.#exitSeen) {
-      this.#publishSyntheticExit(verdict);
-    }
+    // The facts are all in; events the driver still holds follow as the consumers take them.
+    this.#exit.decided(verdict, finished, this);
     const report = this.#process === undefined ? NO_PROCESS : await this.#process.reaped;
     this.#finish(verdict, report, answer, fields);
-  }
-
-  #publishSyntheticExit(verdict: Verdict): void {
-    const event: ExitRunEvent = { type: 'exit', status: verdict.status, synthetic: true, run: this.id };
-    if (verdict.error !== '') event.error = verdict.error;
-    this.#exitSeen = true;
-    this.#publish(event);
-    this.endIterators();
-  }
-
-  /**
-   * Publishes the driver's `exit` with the verdict's status: when the child said otherwise (it obeyed the
-   * cancel of a deadline, a protocol failure outranked it), its word stays in `childStatus` and the
-   * verdict's error replaces its own.
-   */
-  #publishExit(exit: ExitRunEvent, verdict: Verdict): void {
-    let event = exit;
-    if (exit.status !== verdict.status) {
-      event = { ...exit, status: verdict.status, childStatus: exit.status };
-      if (verdict.error !== '') event.error = verdict.error;
-      else delete event.error;
-    }
-    this.#publish(event);
-    this.endIterators();
   }
 
   /** The run ends before anything was started (aborted signal, a spent shared budget, a channel that could not be set up). */
@@ -775,7 +622,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     await Promise.resolve();
     const verdict = this.#verdict!;
     this.#mirror.exit(verdict.status);
-    this.#publishSyntheticExit(verdict);
+    this.#exit.synthetic(verdict);
     this.#finish({ ...verdict, fromChild: false }, NO_PROCESS, undefined);
   }
 
@@ -786,16 +633,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     const outcome = buildOutcome({
       runId: this.id,
       protocol: this.#options.protocol,
-      model: this.#model,
+      ...this.#tally.facts(),
       verdict,
       report,
       answer,
-      result: this.#result,
-      turnUsage: this.#turnUsage,
-      turns: this.#turns,
-      rejectedLines: this.#rejectedLines,
       durationMs: Date.now() - this.#startedAt,
-      sessionId: this.#sessionId,
       fields: fields ?? this.#terms?.judge(verdict, answer?.finalText).fields ?? {},
     });
     this.#tenure?.end();

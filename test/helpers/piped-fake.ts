@@ -47,6 +47,22 @@ export class PipedProcess {
     live.add(this);
   }
 
+  /**
+   * The exit, within `timeoutMs` (generous: the machine is shared); past it the error shows what the
+   * process wrote, so a fake that hangs says where instead of running into the test's own timeout.
+   */
+  async exit(timeoutMs = 30_000): Promise<PipedExit> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no exit within ${timeoutMs} ms; stdout so far:\n${this.stdout.slice(-2000)}\nstderr:\n${this.stderr.slice(-2000)}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   get pid(): number {
     return this.child.pid as number;
   }

@@ -144,7 +144,7 @@ describe('fakeFa()', () => {
 describe('HEP v1 frames', () => {
   it('tools: three rounds with tools, each ending in one turn_done; the answer is the last one', async () => {
     const { fake, piped } = start('tools', 'run the tests');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(hepProblems(piped.lines(), code)).toEqual([]);
     const frames = piped.objects();
     expect(frames[0]).toMatchObject({ type: 'hep_header', hep: 'v1', fah: expect.any(String), session: expect.any(String) });
@@ -163,7 +163,7 @@ describe('HEP v1 frames', () => {
   it('bounds tool_results[].text at 2000 chars with …(+N chars), N the chars cut', async () => {
     const long = 'x'.repeat(2500);
     const { piped } = start({ rounds: [{ steps: [{ tool: 'cat', result: long }, { tool: 'cat', result: 'y'.repeat(2000) }] }] });
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(hepProblems(piped.lines(), code)).toEqual([]);
     const [cut, exact] = piped.objects().find((frame) => frame['type'] === 'turn_done')?.['tool_results'] as Array<{ text: string }>;
     expect(cut?.text).toBe(`${'x'.repeat(2000)}…(+500 chars)`);
@@ -175,7 +175,7 @@ describe('HEP v1 frames', () => {
     const scenario: FaScenario = { rounds: [{ steps: [{ tool: 'write', args }] }] };
     const summary = start(scenario).piped;
     const full = start(scenario, 'go', { output: 'events=full' }).piped;
-    await Promise.all([summary.exited, full.exited]);
+    await Promise.all([summary.exit(), full.exit()]);
     const argsOf = (piped: PipedProcess) => piped.objects().find((frame) => frame['type'] === 'tool_start')?.['args_summary'] as string;
     expect(argsOf(summary)).toBe(`${`path="a.txt", lines=[1,2], body="${'z'.repeat(5000)}"`.slice(0, 100)}...`);
     const json = JSON.stringify(args);
@@ -184,7 +184,7 @@ describe('HEP v1 frames', () => {
 
   it('long-answer: the answer is one turn_done line of hundreds of KB', async () => {
     const { piped } = start('long-answer');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(hepProblems(piped.lines(), code)).toEqual([]);
     const line = piped.lines().find((candidate) => candidate.includes('"turn_done"')) as string;
     expect(Buffer.byteLength(line)).toBeGreaterThan(400_000);
@@ -193,7 +193,7 @@ describe('HEP v1 frames', () => {
 
   it('compaction: a compaction_start / compaction_end bracket inside the round', async () => {
     const { piped } = start('compaction', 'go');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(hepProblems(piped.lines(), code)).toEqual([]);
     expect(piped.objects().map((frame) => frame['type'])).toEqual(
       ['hep_header', 'agent_start', 'message_start', 'compaction_start', 'compaction_end', 'message_delta', 'turn_done'],
@@ -204,7 +204,7 @@ describe('HEP v1 frames', () => {
 describe('endings and exit codes', () => {
   it('provider-error: turn_error {fatal: true} ends the run, exit 1', async () => {
     const { piped } = start('provider-error');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(code).toBe(1);
     expect(hepProblems(piped.lines(), code)).toEqual([]);
     expect(piped.objects().at(-1)).toEqual({ type: 'turn_error', turn_id: 2, error: expect.stringContaining('529'), fatal: true });
@@ -215,7 +215,7 @@ describe('endings and exit codes', () => {
       const { fake, piped } = start('slow');
       await piped.waitForType('message_delta');
       piped.child.kill(signal);
-      const { code } = await piped.exited;
+      const { code } = await piped.exit();
       expect(code).toBe(130);
       expect(hepProblems(piped.lines(), code)).toEqual([]);
       expect(piped.objects().at(-1)).toEqual({ type: 'cancelled', turn_id: 1 });
@@ -225,7 +225,7 @@ describe('endings and exit codes', () => {
 
   it('usage errors exit 64 with nothing on stdout: the scenario, and fa\'s own argv rules', async () => {
     const { piped } = start('usage-error');
-    expect((await piped.exited).code).toBe(64);
+    expect((await piped.exit()).code).toBe(64);
     expect(piped.stdout).toBe('');
     expect(piped.stderr).toContain('unknown argument: --frobnicate');
     const fake = fakeFa('echo', { transcript: false });
@@ -238,14 +238,14 @@ describe('endings and exit codes', () => {
 
   it('crash: exit 3 in the middle of a round, no terminal frame', async () => {
     const { piped } = start('crash');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(code).toBe(3);
     expect(piped.objects().map((frame) => frame['type'])).toEqual(['hep_header', 'agent_start', 'message_start', 'message_delta']);
   });
 
   it('killed-mid-frame: a partial turn_done line with no newline, then death by SIGKILL', async () => {
     const { fake, piped } = start('killed-mid-frame');
-    const { signal } = await piped.exited;
+    const { signal } = await piped.exit();
     expect(signal).toBe('SIGKILL');
     const tail = piped.stdout.slice(piped.stdout.lastIndexOf('\n') + 1);
     expect(tail).toMatch(/^\{"type":"turn_done","turn_id":1,/);
@@ -257,7 +257,7 @@ describe('endings and exit codes', () => {
 describe('misbehaviours', () => {
   it('garbage: non-JSON, an unknown frame type, unknown fields and a non-object between good frames', async () => {
     const { piped } = start('garbage', 'go');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(code).toBe(0);
     const lines = piped.lines();
     expect(lines).toContain('this is not json {');
@@ -272,7 +272,7 @@ describe('misbehaviours', () => {
 
   it('wrong-version: the header says hep v2, the rest is a normal run', async () => {
     const { piped } = start('wrong-version', 'hello');
-    const { code } = await piped.exited;
+    const { code } = await piped.exit();
     expect(code).toBe(0);
     expect(piped.objects()[0]).toMatchObject({ type: 'hep_header', hep: 'v2' });
     expect(piped.objects().at(-1)).toMatchObject({ type: 'turn_done', message: 'hello' });
@@ -280,12 +280,12 @@ describe('misbehaviours', () => {
 
   it('no-header: prose on stdout even with --output events; without --output, any fake prints prose', async () => {
     const { fake, piped } = start('no-header', 'hi');
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     expect(piped.stdout).toBe('I will read the README first, then look for the test command.\nThe tests pass. About "hi": done, see the README.\n');
     expect(piped.stderr).toContain('→ read_file');
     expect(fake.transcript().mode).toBe('prose');
     const prose = start('echo', 'just this', { output: 'prose' }).piped;
-    expect((await prose.exited).code).toBe(0);
+    expect((await prose.exit()).code).toBe(0);
     expect(prose.stdout).toBe('just this\n');
   });
 
@@ -309,7 +309,7 @@ describe('misbehaviours', () => {
     expect(new Set(signals.map((entry) => entry.signal))).toEqual(new Set(['SIGINT', 'SIGTERM']));
     expect(signals.every((entry) => entry.action === 'ignored')).toBe(true);
     process.kill(-piped.pid, 'SIGKILL');
-    expect((await piped.exited).signal).toBe('SIGKILL');
+    expect((await piped.exit()).signal).toBe('SIGKILL');
     expect(await waitUntilGone([inGroup], 10_000)).toEqual([]);
     expect(isAlive(ownSession)).toBe(true);
     expect(fake.livePids()).toEqual([ownSession]);
@@ -322,7 +322,7 @@ describe('the program', () => {
   it('keeps one transcript per process with its argv, mode and task', async () => {
     const fake = fakeFa('echo');
     fakes.push(fake);
-    for (const task of ['first', 'second']) await new PipedProcess(fake, ['-p', task]).exited;
+    for (const task of ['first', 'second']) await new PipedProcess(fake, ['-p', task]).exit();
     expect(fake.transcripts().map((transcript) => [transcript.task, transcript.mode, transcript.exitCode])).toEqual([
       ['first', 'events', 0],
       ['second', 'events', 0],

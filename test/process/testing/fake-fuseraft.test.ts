@@ -144,7 +144,7 @@ describe('repl --vscode', () => {
     piped.send(prompt('second'));
     await waitCount(piped, 'message_end', 2);
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const events = piped.objects();
     expect(fuseraftProblems(events, 'repl')).toEqual([]);
     expect(events[0]).toMatchObject({ protocolVersion: 1, model: 'fake-model-1', title: null, autoTitle: null });
@@ -171,7 +171,7 @@ describe('repl --vscode', () => {
     piped.send(prompt('and later that'));
     await waitCount(piped, 'message_end', 2);
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const events = piped.objects();
     expect(fuseraftProblems(events, 'repl')).toEqual([]);
     expect(events.filter((event) => event['type'] === 'interjection')).toEqual([
@@ -205,7 +205,7 @@ describe('repl --vscode', () => {
     piped.child.kill('SIGINT');
     await waitCount(piped, 'cancelled', 3);
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const types = piped.objects().map((event) => event['type']);
     expect(types).toEqual(['ready', 'turn_start', 'token', 'interjection', 'cancelled', 'cancelled', 'turn_start', 'token', 'cancelled', 'session_end']);
     expect(piped.objects()[3]).toEqual({ type: 'interjection', status: 'dropped', count: 1 });
@@ -224,7 +224,7 @@ describe('repl --vscode', () => {
     }
     await piped.waitForType('message_end');
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const events = piped.objects();
     expect(fuseraftProblems(events, 'repl')).toEqual([]);
     expect(events.filter((event) => event['type'] === 'approval_request').map((event) => event['kind'])).toEqual(['shell_command', 'tool_action', 'file_write', 'network_access']);
@@ -251,7 +251,7 @@ describe('repl --vscode', () => {
     piped.send({ type: 'question_response', answer: 'x' }); // not an approval: counts as a denial of request 3
     await waitCount(piped, 'approval_request', 4);
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const transcript = fake.transcript();
     // The extra response is early only if it is read before request 2 is asked: on a loaded machine the
     // fake may already be asking, and then it answers request 2 as an ordinary response. Both are right.
@@ -277,7 +277,7 @@ describe('repl --vscode', () => {
     for (const { piped } of [asked, silent]) {
       await piped.waitForType('message_end');
       piped.child.stdin?.end();
-      expect((await piped.exited).code).toBe(0);
+      expect((await piped.exit()).code).toBe(0);
       expect(fuseraftProblems(piped.objects(), 'repl')).toEqual([]);
     }
     expect(asked.piped.objects().find((event) => event['type'] === 'question')).toEqual({ type: 'question', question: 'Which branch?', options: ['main', 'dev'], allowOther: true });
@@ -294,7 +294,7 @@ describe('repl --vscode', () => {
     piped.send(prompt('two'));
     await piped.waitForType('message_end');
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     expect(fuseraftProblems(piped.objects(), 'repl')).toEqual([]);
     expect(piped.objects().map((event) => event['type'])).toEqual(['ready', 'turn_start', 'token', 'error', 'turn_start', 'token', 'message_end', 'session_end']);
   });
@@ -307,7 +307,7 @@ describe('repl --vscode', () => {
       piped.send(prompt('go'));
       await piped.waitForType('message_end');
       piped.child.stdin?.end();
-      expect((await piped.exited).code).toBe(0);
+      expect((await piped.exit()).code).toBe(0);
       expect(fuseraftProblems(piped.objects(), 'repl')).toEqual([]);
     }
     expect(String(big.piped.objects().find((event) => event['type'] === 'tool_result')?.['output']).length).toBe(100_000);
@@ -320,7 +320,7 @@ describe('repl --vscode', () => {
     piped.send(prompt('go'));
     await piped.waitForType('token');
     piped.child.stdin?.end();
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     expect(piped.objects().map((event) => event['type']).slice(-3)).toEqual(['token', 'message_end', 'session_end']);
   });
 
@@ -336,18 +336,18 @@ describe('repl --vscode', () => {
     await noise.piped.waitForType('message_end');
     await wrong.piped.waitForType('message_end');
     for (const { piped } of [wrong, noise]) piped.child.stdin?.end();
-    expect((await wrong.piped.exited).code).toBe(0);
+    expect((await wrong.piped.exit()).code).toBe(0);
     expect(wrong.piped.objects()[0]).toMatchObject({ type: 'ready', protocolVersion: 2 });
-    expect((await noise.piped.exited).code).toBe(0);
+    expect((await noise.piped.exit()).code).toBe(0);
     expect(noise.piped.lines()[0]).toBe('fuseraft: loading plugins...');
     expect(noise.piped.lines()).toContain('Slash command output leaked to stdout');
     expect(fuseraftProblems(noise.piped.objects(), 'repl', false)).toEqual([]);
     expect(noise.piped.objects().find((event) => 'xFutureField' in event)).toMatchObject({ type: 'token' });
-    expect((await crash.piped.exited).code).toBe(3);
+    expect((await crash.piped.exit()).code).toBe(3);
     expect(crash.piped.objects().map((event) => event['type'])).toEqual(['ready', 'turn_start', 'token']);
     await term.piped.waitForType('token');
     term.piped.child.kill('SIGTERM');
-    expect((await term.piped.exited).signal).toBe('SIGTERM');
+    expect((await term.piped.exit()).signal).toBe('SIGTERM');
   });
 
   it('stubborn: ignores interrupt, SIGINT and SIGTERM; grandchildren in its group and in their own session', async () => {
@@ -366,7 +366,7 @@ describe('repl --vscode', () => {
     expect(await staysAlive(piped, 300)).toBe(true);
     expect(count(piped.objects(), 'cancelled')).toBe(0);
     process.kill(-piped.pid, 'SIGKILL');
-    expect((await piped.exited).signal).toBe('SIGKILL');
+    expect((await piped.exit()).signal).toBe('SIGKILL');
     expect(await waitUntilGone([inGroup], 10_000)).toEqual([]);
     expect(isAlive(ownSession)).toBe(true);
     process.kill(ownSession, 'SIGKILL');
@@ -381,7 +381,7 @@ describe('run --bridge', () => {
     await piped.waitForType('approval_request');
     piped.send({ type: 'user_input', text: 'not read by the bridge' });
     piped.send({ type: 'approval_response', approved: true });
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     const events = piped.objects();
     expect(fuseraftProblems(events, 'bridge')).toEqual([]);
     expect(events[0]).toMatchObject({ protocolVersion: 1, task: 'fix the bug', config: fake.config, resumed: false, agents: ['Planner', 'Coder'] });
@@ -395,13 +395,13 @@ describe('run --bridge', () => {
 
   it('failure: result succeeded false with the error, exit with its exitCode; a missing config fails before the start', async () => {
     const failure = bridge('failure');
-    expect((await failure.piped.exited).code).toBe(1);
+    expect((await failure.piped.exit()).code).toBe(1);
     expect(fuseraftProblems(failure.piped.objects(), 'bridge')).toEqual([]);
     expect(failure.piped.objects().at(-1)).toMatchObject({ succeeded: false, errorMessage: 'Max turns reached without a terminating keyword.', exitCode: 1, turns: 1 });
     const fake = fakeFuseraft('bridge', 'success', { config: '/nonexistent/fuseraft.yaml' });
     fakes.push(fake);
     const missing = new PipedProcess(fake, ['x'], { stdin: true });
-    expect((await missing.exited).code).toBe(1);
+    expect((await missing.exit()).code).toBe(1);
     expect(missing.objects()).toEqual([
       expect.objectContaining({ type: 'result', sessionId: null, succeeded: false, errorMessage: 'Config file not found: /nonexistent/fuseraft.yaml', exitCode: 1 }),
     ]);
@@ -413,7 +413,7 @@ describe('run --bridge', () => {
       await piped.waitForType('agent_starting');
       if (how === 'interrupt') piped.send({ type: 'interrupt' });
       else piped.child.kill('SIGINT');
-      expect((await piped.exited).code).toBe(130);
+      expect((await piped.exit()).code).toBe(130);
       expect(fuseraftProblems(piped.objects(), 'bridge')).toEqual([]);
       expect(piped.objects().at(-1)).toMatchObject({ type: 'result', succeeded: false, errorMessage: 'Session cancelled.', exitCode: 130 });
     });
@@ -425,7 +425,7 @@ describe('run --bridge', () => {
     piped.send({ type: 'approval_response', approved: true });
     await waitCount(piped, 'approval_request', 2);
     piped.send({ type: 'approval_response', approved: false });
-    expect((await piped.exited).code).toBe(0);
+    expect((await piped.exit()).code).toBe(0);
     expect(fuseraftProblems(piped.objects(), 'bridge')).toEqual([]);
     expect(fake.transcript().approvals.map((approval) => [approval.request['kind'], approval.approved])).toEqual([['route_approval', true], ['budget_increase', false]]);
   });
@@ -435,12 +435,12 @@ describe('run --bridge', () => {
     const noise = bridge('noise');
     const crash = bridge('crash');
     for (const { piped } of [wrong, noise]) piped.child.stdin?.end();
-    expect((await wrong.piped.exited).code).toBe(0);
+    expect((await wrong.piped.exit()).code).toBe(0);
     expect(wrong.piped.objects()[0]).toMatchObject({ type: 'ready', protocolVersion: 2 });
-    expect((await noise.piped.exited).code).toBe(0);
+    expect((await noise.piped.exit()).code).toBe(0);
     expect(noise.piped.lines()[0]).toBe('fuseraft: loading config...');
     expect(fuseraftProblems(noise.piped.objects(), 'bridge', false)).toEqual([]);
-    expect((await crash.piped.exited).code).toBe(3);
+    expect((await crash.piped.exit()).code).toBe(3);
     expect(crash.piped.objects().map((event) => event['type'])).toEqual(['ready', 'agent_starting', 'agent_message']);
   });
 

@@ -15,28 +15,36 @@ function ledgerWithLog() {
   return { ledger, acks, deliveries };
 }
 
-/** Runs the deferred settlements, as the run does after publishing the event that carried the answer. */
-function settle(after: Array<() => void>): void {
-  for (const run of after.splice(0)) run();
-}
-
 afterEach(() => {
   vi.useRealTimers();
 });
 
 describe('ControlLedger', () => {
-  it('an ack settles its waiter only when the caller runs the deferred settlements', async () => {
+  it('an ack settles its waiter only once the caller says the answering event was published', async () => {
     const { ledger, acks } = ledgerWithLog();
     const promise = ledger.awaitAck(1, 'prompt', 'caller', undefined);
     expect(ledger.unacked).toBe(1);
     expect(ledger.take(1)).toBe('prompt');
     expect(ledger.unacked).toBe(0);
-    const after: Array<() => void> = [];
-    ledger.answer({ status: 'accepted', seq: 1 }, 'prompt', false, after);
+    ledger.answer({ status: 'accepted', seq: 1 }, 'prompt', false);
     expect(acks).toEqual([]);
-    settle(after);
+    ledger.settlePending();
     await expect(promise).resolves.toEqual({ status: 'accepted', seq: 1 });
     expect(acks).toEqual([{ ack: { status: 'accepted', seq: 1 }, type: 'prompt', origin: 'caller' }]);
+  });
+
+  it('without a published event the settlements run on the next microtask, once', async () => {
+    const { ledger, acks, deliveries } = ledgerWithLog();
+    const promise = ledger.awaitAck(2, 'steer', 'caller', undefined);
+    ledger.take(2);
+    ledger.answer({ status: 'accepted', seq: 2 }, 'steer', true);
+    expect(acks).toEqual([]);
+    await Promise.resolve();
+    expect(acks).toHaveLength(1);
+    expect(deliveries).toEqual([[2, 'injected']]);
+    ledger.settlePending(); // nothing is left to settle twice
+    expect(acks).toHaveLength(1);
+    await expect((await promise).delivery).resolves.toBe('injected');
   });
 
   it('an ack naming no control of ours, or one already answered, changes nothing', () => {
@@ -58,9 +66,8 @@ describe('ControlLedger', () => {
     await expect(promise).resolves.toMatchObject({ status: 'unanswered', seq: 3, reason: 'no answer within 500 ms' });
     expect(ledger.unacked, 'a timed-out control no longer counts as awaiting its ack (auto-close)').toBe(0);
     expect(ledger.take(3)).toBe('steer');
-    const after: Array<() => void> = [];
-    ledger.answer({ status: 'accepted', seq: 3 }, 'steer', false, after);
-    settle(after);
+    ledger.answer({ status: 'accepted', seq: 3 }, 'steer', false);
+    ledger.settlePending();
     expect(acks).toHaveLength(1); // the late answer settles nothing twice
   });
 
@@ -84,10 +91,9 @@ describe('ControlLedger', () => {
     vi.useFakeTimers();
     const { ledger } = ledgerWithLog();
     void ledger.awaitAck(1, 'cancel', 'caller', 500);
-    const after: Array<() => void> = [];
     ledger.take(1);
-    ledger.answer({ status: 'accepted', seq: 1 }, 'cancel', false, after);
-    settle(after);
+    ledger.answer({ status: 'accepted', seq: 1 }, 'cancel', false);
+    ledger.settlePending();
     ledger.childReady();
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -97,10 +103,9 @@ describe('ControlLedger', () => {
     const { ledger } = ledgerWithLog();
     ledger.childReady();
     void ledger.awaitAck(1, 'prompt', 'caller', 1000);
-    const after: Array<() => void> = [];
     ledger.take(1);
-    ledger.answer({ status: 'accepted', seq: 1 }, 'prompt', false, after);
-    settle(after);
+    ledger.answer({ status: 'accepted', seq: 1 }, 'prompt', false);
+    ledger.settlePending();
     expect(vi.getTimerCount()).toBe(0);
   });
 
@@ -108,15 +113,14 @@ describe('ControlLedger', () => {
     const { ledger, deliveries } = ledgerWithLog();
     const started = ledger.awaitAck(1, 'steer', 'caller', undefined);
     const queued = ledger.awaitAck(2, 'follow-up', 'caller', undefined);
-    const after: Array<() => void> = [];
-    ledger.answer({ status: 'accepted', seq: 1 }, 'steer', true, after);
-    ledger.answer({ status: 'accepted', seq: 2 }, 'follow-up', false, after);
-    settle(after);
+    ledger.answer({ status: 'accepted', seq: 1 }, 'steer', true);
+    ledger.answer({ status: 'accepted', seq: 2 }, 'follow-up', false);
+    ledger.settlePending();
     await expect((await started).delivery).resolves.toBe('injected');
     expect(ledger.undelivered).toBe(1);
-    ledger.deliver(2, 'dropped', after);
-    ledger.deliver(2, 'injected', after); // a second report for the same seq is ignored
-    settle(after);
+    ledger.deliver(2, 'dropped');
+    ledger.deliver(2, 'injected'); // a second report for the same seq is ignored
+    ledger.settlePending();
     await expect((await queued).delivery).resolves.toBe('dropped');
     expect(deliveries).toEqual([[1, 'injected'], [2, 'dropped']]);
     expect(ledger.undelivered).toBe(0);
@@ -125,9 +129,8 @@ describe('ControlLedger', () => {
   it('a rejected or applied steer has no delivery', async () => {
     const { ledger } = ledgerWithLog();
     const rejected = ledger.awaitAck(1, 'steer', 'caller', undefined);
-    const after: Array<() => void> = [];
-    ledger.answer({ status: 'rejected', seq: 1, reason: 'no turn' }, 'steer', false, after);
-    settle(after);
+    ledger.answer({ status: 'rejected', seq: 1, reason: 'no turn' }, 'steer', false);
+    ledger.settlePending();
     expect((await rejected).delivery).toBeUndefined();
   });
 
@@ -137,9 +140,8 @@ describe('ControlLedger', () => {
     void ledger.awaitAck(1, 'close', 'auto', undefined);
     const waiting = ledger.awaitAck(2, 'prompt', 'task', 10_000);
     const queued = ledger.awaitAck(3, 'follow-up', 'caller', undefined);
-    const after: Array<() => void> = [];
-    ledger.answer({ status: 'accepted', seq: 3 }, 'follow-up', false, after);
-    settle(after);
+    ledger.answer({ status: 'accepted', seq: 3 }, 'follow-up', false);
+    ledger.settlePending();
     ledger.giveUp();
     await expect(waiting).resolves.toMatchObject({ status: 'unanswered', seq: 2 });
     await expect((await queued).delivery).resolves.toBe('dropped');
