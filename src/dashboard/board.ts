@@ -1,5 +1,6 @@
 // The dashboard's model: a row per run (state, task, elapsed, turns, tokens, cost, last event), each run's recent events and its answer, and the changes the pages are sent, coalesced.
 import type { Outcome, RunEvent } from '../api/types.js';
+import { addCost } from '../wire/usage.js';
 import type { Usage } from '../wire/usage.js';
 import { ANSWER_CHARS, cut, shownEvent, shownOutcome, summary, TASK_CHARS } from './shown.js';
 import type { ShownEvent, ShownOutcome } from './shown.js';
@@ -278,5 +279,5 @@ function addUsage(row: BoardRow, usage: Usage | undefined): void {
   if (usage === undefined) return;
   row.inputTokens += usage.inputTokens ?? 0;
   row.outputTokens += usage.outputTokens ?? 0;
-  if (usage.costUsd !== undefined) row.costUsd = (row.costUsd ?? 0) + usage.costUsd;
+  if (usage.costUsd !== undefined) row.costUsd = addCost(row.costUsd ?? 0, usage.costUsd);
 }

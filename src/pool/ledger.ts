@@ -1,5 +1,6 @@
 // The usage ledger of many runs: tokens and cost summed over their outcomes, by protocol, model and status, and whether the sums are complete.
 import { totalTokens } from '../wire/index.js';
+import { addCost } from '../wire/usage.js';
 import type { Outcome, OutcomeStatus } from '../api/types.js';
 
 /** Sums over a set of runs (each attempt of a retried task is a run: it spent too). */
@@ -57,7 +58,7 @@ export class UsageBook {
       totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
       totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
       totals.tokens += totalTokens(usage) ?? 0;
-      totals.costUsd += usage.costUsd ?? 0;
+      totals.costUsd = addCost(totals.costUsd, usage.costUsd ?? 0);
     }
   }
 

@@ -1,6 +1,18 @@
 // Budget limits: which figure each limit bounds, checking a caller's limits, and which limit a set of figures reached.
 import { closestName } from '../text/closest-name.js';
+import { addCost } from '../wire/usage.js';
 import type { BudgetFigure, BudgetFigures, BudgetLimit, BudgetLimits } from '../protocol/budget.js';
+
+/**
+ * Adds `delta` into `used`, figure by figure: a negative token or cost delta corrects an estimate, and no
+ * figure goes below zero; cost sums carry no floating point noise.
+ */
+export function addFigures(used: BudgetFigures, delta: Partial<BudgetFigures>): void {
+  for (const figure of Object.values(LIMIT_FIGURE)) {
+    const add = delta[figure];
+    if (add !== undefined) used[figure] = Math.max(0, figure === 'costUsd' ? addCost(used[figure], add) : used[figure] + add);
+  }
+}
 
 /** The figure each limit bounds. */
 export const LIMIT_FIGURE: Readonly<Record<BudgetLimit, BudgetFigure>> = {

@@ -1,9 +1,10 @@
 // A run's budget: its figures counted from what the child reports (tool calls, model calls, completed turns), the limit reached, and the report.
 import { totalTokens } from '../wire/index.js';
+import { addCost } from '../wire/usage.js';
 import type { Usage } from '../wire/index.js';
 import type { BudgetAction, BudgetExceeded, BudgetFigures, BudgetLimit, BudgetLimits, BudgetReport, ProtocolReports, SharedBudget } from '../protocol/budget.js';
 import type { FinalVerdict } from './outcome.js';
-import { describeReached, LIMIT_FIGURE, reachedLimit, zeroFigures } from './budget-limits.js';
+import { addFigures, describeReached, LIMIT_FIGURE, reachedLimit, zeroFigures } from './budget-limits.js';
 import type { SharedBudgetAccount } from './shared-budget.js';
 
 /**
@@ -60,7 +61,7 @@ export class BudgetMeter {
     const tokens = totalTokens(usage) ?? 0;
     const costUsd = usage.costUsd ?? 0;
     this.#turnEstimate.tokens += tokens;
-    this.#turnEstimate.costUsd += costUsd;
+    this.#turnEstimate.costUsd = addCost(this.#turnEstimate.costUsd, costUsd);
     this.#add({ tokens, costUsd });
   }
 
@@ -75,7 +76,7 @@ export class BudgetMeter {
     this.#add({
       turns: 1,
       tokens: tokens === undefined ? 0 : tokens - estimate.tokens,
-      costUsd: costUsd === undefined ? 0 : costUsd - estimate.costUsd,
+      costUsd: costUsd === undefined ? 0 : addCost(costUsd, -estimate.costUsd),
     });
   }
 
@@ -102,10 +103,7 @@ export class BudgetMeter {
   }
 
   #add(delta: Partial<BudgetFigures>): void {
-    for (const figure of Object.values(LIMIT_FIGURE)) {
-      const add = delta[figure];
-      if (add !== undefined) this.#used[figure] = Math.max(0, this.#used[figure] + add);
-    }
+    addFigures(this.#used, delta);
     if (this.#exceeded === undefined) {
       const limit = reachedLimit(this.#used, this.#limits);
       if (limit !== undefined) this.#stopAt(limit, 'run', undefined);

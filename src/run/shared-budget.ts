@@ -1,6 +1,6 @@
 // A budget many runs draw on together: their figures summed, the limit reached, and every run drawing on it told at once.
 import type { BudgetFigures, BudgetLimit, BudgetLimits, SharedBudget } from '../protocol/budget.js';
-import { checkLimits, LIMIT_FIGURE, reachedLimit, zeroFigures } from './budget-limits.js';
+import { addFigures, checkLimits, reachedLimit, zeroFigures } from './budget-limits.js';
 
 /** A member's stop: the shared budget reached `limit` with these figures. */
 export type SharedStop = (limit: BudgetLimit, figures: BudgetFigures) => void;
@@ -39,10 +39,7 @@ export class SharedBudgetAccount implements SharedBudget {
 
   /** Adds a member's new figures (a negative token or cost delta corrects an estimate), then checks the limits. */
   draw(delta: Partial<BudgetFigures>): void {
-    for (const figure of Object.values(LIMIT_FIGURE)) {
-      const add = delta[figure];
-      if (add !== undefined) this.#used[figure] = Math.max(0, this.#used[figure] + add);
-    }
+    addFigures(this.#used, delta);
     if (this.#exceeded !== undefined) return;
     const limit = reachedLimit(this.#used, this.limits);
     if (limit === undefined) return;

@@ -60,9 +60,9 @@ export function toUsage(raw: JsonObject): Usage {
     if (value === null) continue;
     const field = FIELD_OF.get(key.toLowerCase().replace(/[-_]/g, ''));
     if (field !== undefined && typeof value === 'number' && Number.isFinite(value)) {
-      usage[field] = (usage[field] ?? 0) + value;
+      usage[field] = addField(field, usage[field], value);
     } else if (field === 'costUsd' && isObject(value) && typeof value['total'] === 'number' && Number.isFinite(value['total'])) {
-      usage.costUsd = (usage.costUsd ?? 0) + value['total'];
+      usage.costUsd = addCost(usage.costUsd ?? 0, value['total']);
       const { total: _total, ...rest } = value;
       if (Object.keys(rest).length > 0) setOther(usage, key, rest);
     } else {
@@ -76,10 +76,22 @@ export function toUsage(raw: JsonObject): Usage {
 export function addUsage(total: Usage, usage: Usage): Usage {
   for (const field of NUMERIC_FIELDS) {
     const value = usage[field];
-    if (value !== undefined) total[field] = (total[field] ?? 0) + value;
+    if (value !== undefined) total[field] = addField(field, total[field], value);
   }
   if (usage.other !== undefined) addNumbers((total.other ??= {}), usage.other);
   return total;
+}
+
+/**
+ * A sum of dollar amounts without binary floating point's noise in its last digits (0.1 + 0.2 is 0.3, not
+ * 0.30000000000000004): rounded to 15 significant digits, more than any price or total has.
+ */
+export function addCost(a: number, b: number): number {
+  return Number((a + b).toPrecision(15));
+}
+
+function addField(field: NumericField, total: number | undefined, value: number): number {
+  return field === 'costUsd' ? addCost(total ?? 0, value) : (total ?? 0) + value;
 }
 
 /** Input + output tokens (or the child's own total when it gave only that); undefined when the usage says neither. */

@@ -6,6 +6,8 @@ import type { Outcome, Run, RunOptions, Usage } from '../../../src/index.js';
 import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild, InMemoryProtocol } from '../../../src/testing/index.js';
 import { endRun } from '../../helpers/in-memory-play.js';
+import { UsageBook } from '../../../src/pool/ledger.js';
+import { childlessOutcome } from '../../../src/run/outcome.js';
 
 /** How the played child handles a task: its answer and usage, or a failure, or hanging until stopped. */
 type Plan = { answer: string; usage?: Usage; tools?: number } | { fail: string } | { hang: true };
@@ -70,7 +72,7 @@ describe('the pool budget', () => {
       budget: { sharedLimits: { maxCostUsd: 1 }, used: {}, exceeded: { scope: 'shared', action: 'not-started', sharedAt: { turns: 3, tokens: 360 } } },
     });
     expect(sup.budget?.exceeded).toBe('maxCostUsd');
-    expect(sup.budget?.used.costUsd).toBeCloseTo(1.2);
+    expect(sup.budget?.used.costUsd).toBe(1.2);
     const late = sup.spawn({ task: 'f' });
     expect(await late.outcome).toMatchObject({ status: 'cancelled', errorCode: 'budget-exceeded' });
     expect(fake.started).toEqual(['a', 'b', 'c']);
@@ -113,6 +115,13 @@ describe('the pool budget', () => {
 });
 
 describe('the usage ledger', () => {
+  it('sums costs without floating point noise', () => {
+    const book = new UsageBook();
+    for (const costUsd of [0.1, 0.2]) book.add({ ...childlessOutcome('r', 'done', 'child-error', ''), protocol: 'fen', turns: 1, usage: { costUsd } });
+    expect(book.snapshot().total.costUsd).toBe(0.3);
+    expect(book.snapshot().byProtocol['fen']?.costUsd).toBe(0.3);
+  });
+
   it('adds up across a pool of mixed outcomes, by status, protocol and model; a run without usage makes it incomplete', async () => {
     const fake = playedStart((task) => {
       if (task === 'boom') return { fail: 'it broke' };

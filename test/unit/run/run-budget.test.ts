@@ -64,6 +64,18 @@ describe('BudgetMeter', () => {
     expect(stops).toEqual(['the run reached its budget: maxTokens 1000 (1010 tokens)']);
   });
 
+  it('cost sums carry no floating point noise: model calls, the turn’s correction of them, the shared sum', () => {
+    const shared = sharedBudget({ maxCostUsd: 10 }) as SharedBudgetAccount;
+    const { budget } = meter({ maxCostUsd: 5 }, { shared });
+    budget.modelCallEnded({ costUsd: 0.1 });
+    budget.modelCallEnded({ costUsd: 0.2 });
+    expect(budget.report().used.costUsd).toBe(0.3);
+    budget.turnCompleted({ costUsd: 0.7 });
+    budget.modelCallEnded({ costUsd: 0.1 });
+    expect(budget.report().used.costUsd).toBe(0.8);
+    expect(shared.used.costUsd).toBe(0.8);
+  });
+
   it('a turn without a usage keeps its model calls’ figures; one with none at all is unmetered under a token or cost limit', () => {
     const { budget } = meter({ maxTokens: 10_000, maxCostUsd: 1 });
     budget.modelCallEnded({ inputTokens: 10, costUsd: 0.01 });
@@ -111,7 +123,7 @@ describe('the shared budget', () => {
     const watched: string[] = [];
     shared.watch((limit) => watched.push(limit));
     a.budget.turnCompleted({ costUsd: 0.6 });
-    expect(shared.used.costUsd).toBeCloseTo(0.6);
+    expect(shared.used.costUsd).toBe(0.6);
     b.budget.modelCallEnded({ costUsd: 0.5 });
     expect(shared.exceeded).toBe('maxCostUsd');
     expect(watched).toEqual(['maxCostUsd']);

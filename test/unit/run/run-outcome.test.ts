@@ -92,6 +92,13 @@ describe('usage', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
+  it('cost sums carry no floating point noise (0.1 + 0.2 is 0.3), from two spellings of one field too; token counts stay exact', () => {
+    expect(addUsage(addUsage({}, { costUsd: 0.1 }), { costUsd: 0.2 }).costUsd).toBe(0.3);
+    expect(toUsage({ cost: 0.1, cost_usd: 0.2 }).costUsd).toBe(0.3);
+    expect(toUsage({ cost: { total: 0.1 }, costUsd: 0.2 }).costUsd).toBe(0.3);
+    expect(addUsage({ inputTokens: 2 ** 52 }, { inputTokens: 1 }).inputTokens).toBe(2 ** 52 + 1);
+  });
+
   it('addUsage sums every field and the numbers under other; totalTokens is input + output, else the child total', () => {
     const total = addUsage(addUsage({}, { inputTokens: 1, costUsd: 0.5, other: { steps: 1, model: 'a' } }), { inputTokens: 2, outputTokens: 3, other: { steps: 2, model: 'b' } });
     expect(total).toEqual({ inputTokens: 3, outputTokens: 3, costUsd: 0.5, other: { steps: 3, model: 'a' } });
