@@ -148,7 +148,7 @@ class FuseraftDriver implements Driver {
   #facts(): SessionFacts {
     return {
       // A bridge turn is one agent's: the session goes on by itself, so the state stays running.
-      ...forwardFacts(this.#context, (draft) => this.#context.sink.event(this.#stamp(draft)), this.#mode === 'repl'),
+      ...forwardFacts(this.#context, (draft) => this.#context.sink.event(this.#stamp(draft)), { idle: this.#mode === 'repl' }),
       rejected: (rejection, fatal) => this.#rejected(rejection, fatal),
       ending: () => this.#onEnding(),
     };

@@ -77,20 +77,32 @@ export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): vo
   });
 }
 
+/** How {@link forwardFacts} forwards. */
+export interface ForwardOptions {
+  /** false: a completed turn leaves the state running (fuseraft's bridge goes on by itself). Default true. */
+  idle?: boolean;
+  /**
+   * false: the events carry no budget facts (fuseraft serve's progress is broadcast to every client of
+   * the daemon: its tool calls and models are not this run's). Default true.
+   */
+  meter?: boolean;
+}
+
 /**
  * The shared facts of a session, forwarded to the core: events through `publish` (which stamps them),
  * after the budget's facts they carry; the answer bounded by `maxFinalTextBytes`; a turn's answer only
- * for a run with an outputSchema. `idle: false`: a completed turn leaves the state running (fuseraft's
- * bridge goes on by itself).
+ * for a run with an outputSchema.
  */
-export function forwardFacts(context: DriverContext, publish: (draft: EventDraft) => void, idle = true): SessionSink {
+export function forwardFacts(context: DriverContext, publish: (draft: EventDraft) => void, options: ForwardOptions = {}): SessionSink {
+  const idle = options.idle ?? true;
+  const meter = options.meter ?? true;
   const sink = () => context.sink;
   const maxChars = context.options.maxFinalTextBytes;
   const checksAnswers = context.options.outputSchema !== undefined;
   return {
     ready: () => sink().ready(),
     event: (draft) => {
-      meterFacts(sink(), draft);
+      if (meter) meterFacts(sink(), draft);
       publish(draft);
     },
     ack: (ref, status, reason) => sink().ack(ref, status, reason),

@@ -187,12 +187,12 @@ describe('a pool with a total budget, and its ledger', () => {
     // The cost came with the turn's last model call, before its turn ended: that run was asked for its answer then.
     expect(outcomes[4]!.budget?.exceeded).toMatchObject({ scope: 'shared', limit: 'maxCostUsd', action: 'finalize' });
     expect(outcomes[5]).toMatchObject({ turns: 0, protocol: 'fen', exitCode: null, budget: { exceeded: { action: 'not-started' } } });
-    expect(sup.budget?.used.costUsd).toBeCloseTo(1.3);
+    expect(sup.budget?.used.costUsd).toBe(1.3);
     const ledger = sup.usage();
     const ran = outcomes.filter((outcome) => outcome.usage !== undefined);
     expect(ledger.total.runs).toBe(7);
     expect(ledger.total.tokens).toBe(ran.reduce((sum, outcome) => sum + totalTokens(outcome.usage)!, 0));
-    expect(ledger.total.costUsd).toBeCloseTo(1.3);
+    expect(ledger.total.costUsd).toBe(1.3);
     expect(ledger.byProtocol['hep']).toMatchObject({ runs: 1, tokens: 55, costUsd: 0.1 });
     const fenTokens = outcomes.filter((outcome) => outcome.protocol === 'fen').reduce((sum, outcome) => sum + (totalTokens(outcome.usage) ?? 0), 0);
     expect(ledger.byProtocol['fen']).toMatchObject({ runs: 6, tokens: fenTokens });

@@ -138,7 +138,7 @@ describe('budgets in the run core', () => {
     });
     const outcome = await run.outcome;
     expect(outcome).toMatchObject({ status: 'cancelled', errorCode: 'budget-exceeded', budget: { exceeded: { limit: 'maxCostUsd', at: { tokens: 330 } } } });
-    expect(outcome.budget?.exceeded?.at.costUsd).toBeCloseTo(0.06);
+    expect(outcome.budget?.exceeded?.at.costUsd).toBe(0.06);
   });
 
   it('refuses at once a limit on a figure the protocol does not report', () => {

@@ -76,7 +76,8 @@ describe("spawnRun({ protocol: 'hep' })", () => {
     expect(outcome.errorCode).toBeUndefined();
     expect(outcome.finalText).toBe(done.at(-1)!['message']);
     const sum = (key: string) => done.reduce((total, frame) => total + ((frame['usage'] as JsonObject)[key] as number), 0);
-    expect(outcome.usage).toEqual({ inputTokens: sum('input'), outputTokens: sum('output'), costUsd: sum('cost') });
+    // Cost sums are rounded to 15 significant digits (api.md#usage): no floating point noise.
+    expect(outcome.usage).toEqual({ inputTokens: sum('input'), outputTokens: sum('output'), costUsd: Number(sum('cost').toPrecision(15)) });
     expect(outcome.stopReason).toBe('stop');
     expect(states).toEqual(['ready', 'running', 'done']);
     expect((await run.taskAck)?.status).toBe('accepted');
