@@ -1,9 +1,9 @@
 // outputSchema's check: the schema compiled once (ajv, by its $schema draft), the answer parsed (the whole text or a fenced JSON block) and validated.
-import { Ajv } from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { FormatsPlugin } from 'ajv-formats';
 import type { OutputError } from '../protocol/outcome.js';
 import type { JsonSchema } from '../protocol/resolved-options.js';
 
@@ -23,6 +23,24 @@ export interface OutputCheck {
 }
 
 type Draft = 'draft-07' | '2019-09' | '2020-12';
+
+/**
+ * ajv and ajv-formats (CommonJS) are loaded on the first schema compiled, synchronously (a bad schema must
+ * throw where the options are checked): a program that never gives an `outputSchema` does not pay for
+ * them when it imports subvisor.
+ */
+const loadLazily = createRequire(import.meta.url);
+
+/** An ajv class of one draft, as its module exports it. */
+type AjvClass = new (options: Options) => Ajv | Ajv2019 | Ajv2020;
+
+function makeAjv(draft: Draft, options: Options): Ajv {
+  const module = draft === '2020-12' ? 'ajv/dist/2020.js' : draft === '2019-09' ? 'ajv/dist/2019.js' : 'ajv';
+  const exported = loadLazily(module) as { default: AjvClass };
+  const ajv = new exported.default(options) as Ajv;
+  (loadLazily('ajv-formats') as { default: FormatsPlugin }).default(ajv);
+  return ajv;
+}
 
 /** One ajv per draft, made on first use: every format of ajv-formats, all errors, unknown keywords ignored (as JSON Schema says). */
 const validators = new Map<Draft, Ajv>();
@@ -109,9 +127,7 @@ function draftOf(schema: { readonly [keyword: string]: unknown }, where: string)
 function validatorFor(draft: Draft): Ajv {
   let ajv = validators.get(draft);
   if (ajv === undefined) {
-    const options = { allErrors: true, strict: false };
-    ajv = draft === '2020-12' ? new Ajv2020(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv(options);
-    addFormatsModule.default(ajv);
+    ajv = makeAjv(draft, { allErrors: true, strict: false });
     validators.set(draft, ajv);
   }
   return ajv;

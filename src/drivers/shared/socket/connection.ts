@@ -1,13 +1,20 @@
 // One connection to a daemon: a ws:// or wss:// WebSocket, or a Unix socket carrying JSON lines; bounds, liveness, exactly one end.
+import { createRequire } from 'node:module';
 import { connect as connectNet, isIP } from 'node:net';
 import type { NetConnectOpts, Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import type { ConnectionOptions as TlsConnectOptions } from 'node:tls';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { JsonObject } from '../../../wire/index.js';
 import { LineSplitter } from '../../../text/line-splitter.js';
 import { decodeFrame, overlongFrame } from './frame-decoder.js';
 import type { DaemonFrame, FrameRejection } from './frame-decoder.js';
+
+/**
+ * ws (CommonJS) is loaded by the first WebSocket, synchronously: a program that never connects to a daemon
+ * over a WebSocket does not pay for it when it imports subvisor.
+ */
+const loadLazily = createRequire(import.meta.url);
 
 /** Where the daemon listens: a WebSocket URL (`ws://`, `wss://`) or the path of a Unix socket. */
 export type ConnectionTarget = { url: string; socketPath?: undefined } | { socketPath: string; url?: undefined };
@@ -148,7 +155,8 @@ class DaemonConnection implements Connection {
     let socket: WebSocket;
     let tracked = false;
     try {
-      socket = new WebSocket(url, {
+      const WebSocketClass = loadLazily('ws') as typeof WebSocket;
+      socket = new WebSocketClass(url, {
         headers: { ...this.#options.headers },
         maxPayload: this.#options.maxFrameBytes,
         // A redirect would carry the Authorization header to another place: refused.
