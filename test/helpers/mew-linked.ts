@@ -1,5 +1,5 @@
 // An in-process pair: a MewSession wired to a FakeMewDaemon without sockets (messages cross on microtasks; a drop re-attaches like the channel).
-import { encodeMessage } from '../../src/drivers/mew/messages.js';
+import { spellTag } from '../../src/drivers/mew/messages.js';
 import type { MewWireCase } from '../../src/drivers/mew/messages.js';
 import { MewSession } from '../../src/drivers/mew/mew-session.js';
 import type { MewSessionOptions } from '../../src/drivers/mew/session-types.js';
@@ -39,7 +39,8 @@ export function linkedMew(scenario: MewDaemonScenario, { wireCase = 'snake_case'
         if (!up) return false;
         rec.sent.push(message);
         const target = link!;
-        const text = encodeMessage(message, wireCase);
+        // As the driver puts a session's message on the wire.
+        const text = JSON.stringify({ ...message, type: spellTag(message.type, wireCase) });
         queueMicrotask(() => target.message(text));
         return true;
       },

@@ -29,7 +29,7 @@ export function deltaKind(event: JsonObject, partType: string | undefined): Delt
   return partType === 'text' ? 'answer' : partType === 'reasoning' ? 'thinking' : 'other';
 }
 
-/** The RunEvent of one `provider` event (its `event` already normalized by readMessage); `delta`: the kind of a `part_delta`. */
+/** The RunEvent of one `provider` event (its `event` already normalized by checkMessage); `delta`: the kind of a `part_delta`. */
 export function providerDraft(event: JsonObject, delta: DeltaKind = 'unseen'): EventDraft {
   const tag = stringField(event, 'type') ?? 'unknown';
   const frame = { ...event, type: `provider.${tag}` };
@@ -38,7 +38,7 @@ export function providerDraft(event: JsonObject, delta: DeltaKind = 'unseen'): E
       if (delta === 'unseen') return passthrough(frame, 'a delta of a part whose part_start this client did not see (it began before the client attached): not taken as the answer');
       if (delta === 'other') return passthrough(frame);
       const type = delta === 'answer' ? 'assistant-text-delta' : 'assistant-thinking-delta';
-      // readMessage checked `delta` (required, a string).
+      // checkMessage checked `delta` (required, a string).
       return withExtras({ type, delta: event['delta'] as string }, frame, ['delta']);
     }
     case 'message_end': {

@@ -81,18 +81,6 @@ const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>
   error: { message: opt('string') },
 };
 
-/** Reads one text message (the fake daemon's side; the driver gets decoded frames from the transport). Never throws. */
-export function readMessage(text: string, number: number): ReadMessage {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    // The text itself is not repeated: it is the peer's, untrusted, and may be large.
-    return { usable: false, rejection: { code: 'malformed', reason: `message ${number} is not JSON (${text.length} characters)` } };
-  }
-  return checkMessage(value, number);
-}
-
 /** Checks one decoded message: its tag (either spelling, normalized to snake_case) and the fields the driver reads. Never throws. */
 export function checkMessage(value: unknown, number: number): ReadMessage {
   const tag = isObject(value) ? snakeTag(value['type']) : undefined;
@@ -143,11 +131,6 @@ function checkFields(target: JsonObject, rules: Readonly<Record<string, FieldRul
     if (rule.required === true) usable = false;
   }
   return usable;
-}
-
-/** The text of an outgoing message (`type` given in snake_case), its tag spelled as `wireCase` asks. */
-export function encodeMessage(message: MewMessage, wireCase: MewWireCase): string {
-  return JSON.stringify({ ...message, type: spellTag(message.type, wireCase) });
 }
 
 /** A snake_case tag spelled as `wireCase` asks. */

@@ -74,7 +74,7 @@ export class Submissions {
   }
 }
 
-/** Reads a `prompt_receipt` (fields checked by readMessage). */
+/** Reads a `prompt_receipt` (fields checked by checkMessage). */
 export function receiptOf(message: MewMessage): Receipt {
   const raw = stringField(message, 'status') ?? '';
   const status = snakeTag(raw);

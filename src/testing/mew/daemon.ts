@@ -1,7 +1,7 @@
 // The fake mew daemon's logic, transport-free: sessions, receipts, liveness and scripted turns over abstract connections.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { encodeMessage, readMessage } from '../../drivers/mew/messages.js';
-import type { MewMessage } from '../../drivers/mew/messages.js';
+import { encodeFakeMessage, readClientMessage } from './wire-tags.js';
+import type { FakeMewMessage } from './wire-tags.js';
 import { AssistantMessage, userMessage } from './parts.js';
 import { runTurn } from './turn-runner.js';
 import type { TurnContext } from './turn-runner.js';
@@ -60,7 +60,7 @@ export class FakeMewDaemon {
   /** Every message received, in order. */
   readonly received: ReceivedMessage[] = [];
   readonly #sessions = new Map<string, Session>();
-  readonly #links = new Map<ClientLink, { send: (message: MewMessage) => void; connection: DaemonConnection }>();
+  readonly #links = new Map<ClientLink, { send: (message: FakeMewMessage) => void; connection: DaemonConnection }>();
   #connections = 0;
   #nextSession = 0;
   #pongs = 0;
@@ -80,17 +80,17 @@ export class FakeMewDaemon {
     const number = ++this.#connections;
     let session: Session | undefined;
     let open = true;
-    const send = (message: MewMessage) => {
-      if (open) connection.send(encodeMessage(message, this.scenario.wireCase ?? 'snake_case'));
+    const send = (message: FakeMewMessage) => {
+      if (open) connection.send(encodeFakeMessage(message, this.scenario.wireCase ?? 'snake_case'));
     };
     const link: ClientLink = {
       number,
       message: (text) => {
         if (!open) return;
-        const read = readMessage(text, 0);
-        this.received.push({ connection: number, message: read.message === undefined ? { unreadable: text } : JSON.parse(text) as JsonObject });
-        if (read.message === undefined) return send({ type: 'error', message: 'unreadable message' });
-        session = this.#handle(read.message, session, link, send, connection);
+        const message = readClientMessage(text);
+        this.received.push({ connection: number, message: message === undefined ? { unreadable: text } : JSON.parse(text) as JsonObject });
+        if (message === undefined) return send({ type: 'error', message: 'unreadable message' });
+        session = this.#handle(message, session, link, send, connection);
       },
       closed: () => {
         if (!open) return;
@@ -105,7 +105,7 @@ export class FakeMewDaemon {
     return link;
   }
 
-  #handle(message: MewMessage, session: Session | undefined, link: ClientLink, send: (message: MewMessage) => void, connection: DaemonConnection): Session | undefined {
+  #handle(message: FakeMewMessage, session: Session | undefined, link: ClientLink, send: (message: FakeMewMessage) => void, connection: DaemonConnection): Session | undefined {
     switch (message.type) {
       case 'ping':
         if (this.scenario.pongs === undefined || this.#pongs++ < this.scenario.pongs) {
@@ -146,7 +146,7 @@ export class FakeMewDaemon {
   }
 
   /** A client's response to a request, decoded as mew decodes it: a message that does not decode is an `error`, and settles nothing. */
-  #respond(message: MewMessage, session: Session, send: (message: MewMessage) => void): void {
+  #respond(message: FakeMewMessage, session: Session, send: (message: FakeMewMessage) => void): void {
     // mew types request_id as its build does (u64, or a string): the other kind fails the message.
     const requestId = message['request_id'];
     const integers = this.scenario.requestIds === 'integer';
@@ -162,7 +162,7 @@ export class FakeMewDaemon {
     waiting.resolve(message);
   }
 
-  #attach(message: MewMessage, link: ClientLink, send: (message: MewMessage) => void): Session | undefined {
+  #attach(message: FakeMewMessage, link: ClientLink, send: (message: FakeMewMessage) => void): Session | undefined {
     let session: Session | undefined;
     if (message.type === 'attach_session') {
       session = this.#sessions.get(String(message['session_id']));
@@ -183,7 +183,7 @@ export class FakeMewDaemon {
     return session;
   }
 
-  #submit(message: MewMessage, session: Session, send: (message: MewMessage) => void, connection: DaemonConnection): void {
+  #submit(message: FakeMewMessage, session: Session, send: (message: FakeMewMessage) => void, connection: DaemonConnection): void {
     const requestId = String(message['request_id']);
     const previous = session.receipts.get(requestId);
     const receipt = (answer: Receipt) => send({ type: 'prompt_receipt', session_id: session.id, request_id: requestId, status: answer.status, ...(answer.message === undefined ? {} : { message: answer.message }) });
@@ -223,7 +223,7 @@ export class FakeMewDaemon {
     });
   }
 
-  #broadcast(session: Session, message: MewMessage): void {
+  #broadcast(session: Session, message: FakeMewMessage): void {
     for (const client of session.clients) this.#links.get(client)?.send(message);
   }
 }
@@ -236,7 +236,7 @@ const PERMISSION_DECISIONS = ['allow_once', 'allow_session', 'deny'];
  * {request_id, decision}`, `AskUserResponse {request_id, answers}`, `PlanApprovalResponse {request_id,
  * approved, feedback?}`, `GoalResponse {request_id, accepted}`.
  */
-const RESPONSE_PROBLEMS: Readonly<Record<string, (message: MewMessage) => string | undefined>> = {
+const RESPONSE_PROBLEMS: Readonly<Record<string, (message: FakeMewMessage) => string | undefined>> = {
   permission_response: (message) =>
     PERMISSION_DECISIONS.includes(message['decision'] as string) ? undefined : `unknown variant ${JSON.stringify(message['decision'])}, expected one of ${PERMISSION_DECISIONS.join(', ')}`,
   ask_user_response: (message) => (Array.isArray(message['answers']) && message['answers'].every((answer) => typeof answer === 'string') ? undefined : 'answers: expected a sequence of strings'),

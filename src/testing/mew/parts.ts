@@ -1,6 +1,6 @@
 // The fake mew daemon's message parts: ULID-shaped ids, and the provider events that stream a part, recorded into the session's history.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import type { MewMessage } from '../../drivers/mew/messages.js';
+import type { FakeMewMessage } from './wire-tags.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 let idCount = 0;
@@ -27,11 +27,11 @@ export type PartType = 'text' | 'reasoning' | 'tool_call';
  * client that attaches later gets it in `session_history`, as mew's `agent.messages` holds it.
  */
 export class AssistantMessage {
-  readonly #send: (message: MewMessage) => void;
+  readonly #send: (message: FakeMewMessage) => void;
   readonly #record: JsonObject;
   readonly #sessionId: string;
 
-  constructor(send: (message: MewMessage) => void, sessionId: string, history: JsonValue[]) {
+  constructor(send: (message: FakeMewMessage) => void, sessionId: string, history: JsonValue[]) {
     this.#send = send;
     this.#sessionId = sessionId;
     this.#record = { id: fakeUlid(), session_id: sessionId, role: 'assistant', parts: [], time: { created: Date.now() } };

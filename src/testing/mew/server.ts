@@ -1,7 +1,7 @@
 // fakeMewDaemon(): the fake mew daemon as a WebSocket server on 127.0.0.1, recording what it received.
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { snakeTag } from '../../drivers/mew/messages.js';
+import { clientTag } from './wire-tags.js';
 import { FakeMewDaemon } from './daemon.js';
 import type { ReceivedMessage } from './daemon.js';
 import { isMewBuiltinScenarioName, MEW_BUILTIN_SCENARIOS } from './builtins.js';
@@ -80,7 +80,7 @@ export async function fakeMewDaemon(scenario: MewDaemonScenario | MewBuiltinScen
     get received() {
       return daemon.received;
     },
-    receivedOf: (type) => daemon.received.filter((entry) => snakeTag(entry.message['type']) === type),
+    receivedOf: (type) => daemon.received.filter((entry) => clientTag(entry.message['type']) === type),
     get connections() {
       return daemon.connections;
     },

@@ -1,13 +1,13 @@
 // Runs one scripted turn of the fake mew daemon: its steps as mew messages, its end, and a cancel that stops it.
 import type { JsonObject } from '../../wire/index.js';
-import type { MewMessage } from '../../drivers/mew/messages.js';
+import type { FakeMewMessage } from './wire-tags.js';
 import type { AssistantMessage } from './parts.js';
 import type { MewStep, MewTurn } from './scenario.js';
 
 /** What a turn can do to the session's clients. */
 export interface TurnContext {
   /** Sends a message to every client of the session. */
-  broadcast(message: MewMessage): void;
+  broadcast(message: FakeMewMessage): void;
   /** The turn's assistant message: its parts are streamed to every client and kept in the session's history. */
   assistant: AssistantMessage;
   sessionId: string;

@@ -1,6 +1,6 @@
 // Unit tests of mew's request desk (permissions, questions, request_resolved) and of the message codec.
 import { describe, expect, it, vi } from 'vitest';
-import { encodeMessage, readMessage, snakeTag } from '../../../../src/drivers/mew/messages.js';
+import { checkMessage, snakeTag, spellTag } from '../../../../src/drivers/mew/messages.js';
 import type { MewMessage } from '../../../../src/drivers/mew/messages.js';
 import { RequestDesk } from '../../../../src/drivers/mew/request-desk.js';
 import type { RequestDeskHandlers } from '../../../../src/drivers/mew/request-desk.js';
@@ -207,21 +207,20 @@ describe('message codec', () => {
   it('normalizes both tag spellings and spells outgoing ones as asked', () => {
     expect(['SessionReady', 'session_ready', 'ReadPromptReceipt', 'Pong', 'pong'].map(snakeTag)).toEqual(['session_ready', 'session_ready', 'read_prompt_receipt', 'pong', 'pong']);
     expect(['session-ready', 'sessionReady', '', 'Bad Tag', 3].map(snakeTag)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    const submit = { type: 'submit_prompt', session_id: 's', request_id: 'r', text: 't', attachments: [] };
-    expect(encodeMessage(submit, 'snake_case')).toBe('{"type":"submit_prompt","session_id":"s","request_id":"r","text":"t","attachments":[]}');
-    expect(JSON.parse(encodeMessage(submit, 'PascalCase'))).toEqual({ ...submit, type: 'SubmitPrompt' });
+    expect(['submit_prompt', 'read_prompt_receipt', 'ping'].map((tag) => spellTag(tag, 'snake_case'))).toEqual(['submit_prompt', 'read_prompt_receipt', 'ping']);
+    expect(['submit_prompt', 'read_prompt_receipt', 'ping'].map((tag) => spellTag(tag, 'PascalCase'))).toEqual(['SubmitPrompt', 'ReadPromptReceipt', 'Ping']);
   });
 
   it('removes fields of the wrong type and marks a message unusable when a required one is missing', () => {
-    const read = readMessage('{"type":"tool_end","call_id":"c","success":"yes"}', 7);
+    const read = checkMessage(JSON.parse('{"type":"tool_end","call_id":"c","success":"yes"}'), 7);
     expect(read).toEqual({
       message: { type: 'tool_end', call_id: 'c' },
       usable: true,
       rejection: { code: 'invalid-payload', reason: 'message 7 (tool_end): tool_end.success must be a boolean', lineType: 'tool_end', errors: ['tool_end.success must be a boolean'] },
     });
-    expect(readMessage('{"type":"PromptReceipt","status":"accepted"}', 1).usable).toBe(false);
-    expect(readMessage('{"type":"provider","event":{"type":"part_delta","delta":5}}', 1).usable).toBe(false);
-    expect(readMessage('{"type":"session_ready","session_id":"s","model":null}', 1)).toEqual({ message: { type: 'session_ready', session_id: 's', model: null }, usable: true });
+    expect(checkMessage(JSON.parse('{"type":"PromptReceipt","status":"accepted"}'), 1).usable).toBe(false);
+    expect(checkMessage(JSON.parse('{"type":"provider","event":{"type":"part_delta","delta":5}}'), 1).usable).toBe(false);
+    expect(checkMessage(JSON.parse('{"type":"session_ready","session_id":"s","model":null}'), 1)).toEqual({ message: { type: 'session_ready', session_id: 's', model: null }, usable: true });
   });
 });
 
