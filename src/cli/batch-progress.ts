@@ -1,9 +1,8 @@
 // Batch mode's progress on stderr: one live line of pool counts on a terminal (log-update), else only messages.
-import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
 import type { SupervisorCounts } from '../pool/types.js';
 import { formatElapsed } from './progress.js';
-import type { ProgressMode } from './progress.js';
+import type { LiveLine, ProgressDisplay, ProgressMode } from './progress-display.js';
 
 const PREFIX = 'supervise: ';
 const REFRESH_MS = 250;
@@ -27,20 +26,22 @@ export function formatBatchCounts(counts: BatchCounts, elapsedMs: number): strin
  * only when a task did not end done.
  */
 export class BatchProgress {
-  private readonly render: ReturnType<typeof createLogUpdate> | undefined;
+  private readonly mode: ProgressMode;
+  private readonly render: LiveLine | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly startedAt: number;
   private stopped = false;
 
   constructor(
-    private readonly mode: ProgressMode,
+    display: ProgressDisplay,
     private readonly stderr: Writable,
     private readonly counts: () => BatchCounts,
     private readonly now: () => number = Date.now,
   ) {
+    this.mode = display.mode;
     this.startedAt = now();
-    if (mode === 'live') {
-      this.render = createLogUpdate(stderr as NodeJS.WriteStream, { showCursor: true });
+    if (display.liveLine !== undefined) {
+      this.render = display.liveLine(stderr);
       this.timer = setInterval(() => this.draw(), REFRESH_MS);
       this.timer.unref();
       this.draw();

@@ -18,7 +18,9 @@ import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js
 import { LineSplitter, type SplitLine } from '../text/line-splitter.js';
 import type { CliStreams } from './streams.js';
 import { Stdout } from './output.js';
-import { formatElapsed, progressModeFor } from './progress.js';
+import { formatElapsed } from './progress.js';
+import { progressDisplay } from './progress-display.js';
+import type { ProgressDisplay } from './progress-display.js';
 import { handleSignals } from './signals.js';
 import { parseTaskLine } from './task-line.js';
 import { UsageError } from './usage-error.js';
@@ -60,7 +62,7 @@ class Batch {
   /** The last stdout write: awaited before the summary, so every outcome line is out first. */
   #lastWrite: Promise<void> = Promise.resolve();
 
-  constructor(options: CliOptions, streams: CliStreams, defaults: Partial<RunOptions>) {
+  constructor(options: CliOptions, streams: CliStreams, defaults: Partial<RunOptions>, display: ProgressDisplay) {
     this.#sup = createSupervisor({
       concurrency: options.parallel ?? DEFAULT_PARALLEL,
       defaults,
@@ -69,7 +71,7 @@ class Batch {
       handleParentSignals: false,
     });
     this.#stdout = new Stdout(streams.stdout);
-    this.#progress = new BatchProgress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr, () => this.counts);
+    this.#progress = new BatchProgress(display, streams.stderr, () => this.counts);
     this.#sup.on('outcome', (outcome, run) => this.#onOutcome(outcome, run));
     for (const event of ['start', 'outcome'] as const) this.#sup.on(event, () => this.#wake());
     this.#stdout.onGone(() => this.stop('stdout was closed by its reader', 'cancel'));
@@ -203,8 +205,9 @@ export async function runBatch(
   withPool?: (pool: Supervisor) => Promise<void>,
 ): Promise<ExitCode> {
   const defaults = checkedDefaults(options, outputSchema);
+  const display = await progressDisplay(streams.stderr.isTTY === true, options.quiet);
   const input = await openTasks(tasksPath, streams);
-  const batch = new Batch(options, streams, defaults);
+  const batch = new Batch(options, streams, defaults, display);
   if (withPool !== undefined) {
     try {
       await withPool(batch.pool);

@@ -15,7 +15,8 @@ import { helpText, packageVersion, usageText } from './help.js';
 import { createOutputWriter, Stdout } from './output.js';
 import { dataAsAnswer, readOutputSchema } from './output-schema-file.js';
 import type { CliStreams } from './streams.js';
-import { Progress, progressModeFor } from './progress.js';
+import { Progress } from './progress.js';
+import { progressDisplay } from './progress-display.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { connectOptionsFrom, requireDirectories, sharedRunOptions } from './run-options.js';
 import { parseDashboardCommandLine } from './dashboard-args.js';
@@ -45,6 +46,8 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   const reattach = (options.protocol === 'fuseraft-serve' && options.sessionId !== undefined) || options.attachRunId !== undefined;
   const task = reattach ? undefined : await readTask({ task: options.task, taskFile: options.taskFile, stdin: streams.stdin, stdinIsTTY: streams.stdinIsTTY });
   const token = options.tokenFile === undefined ? undefined : await readToken(options.tokenFile);
+  // Before the run starts: nothing the run sets off may come while this is loading.
+  const display = await progressDisplay(streams.stderr.isTTY === true, options.quiet);
 
   // The controls source is opened before the run so that a bad path is a usage error with nothing started;
   // its lines (and its end) arrive asynchronously, once the run, the dispatcher and the progress below exist.
@@ -90,7 +93,7 @@ async function supervise(options: CliOptions, streams: CliStreams): Promise<Exit
   }
   const stdout = new Stdout(streams.stdout);
   const writer = createOutputWriter(options.output, stdout);
-  const progress = new Progress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr);
+  const progress = new Progress(display, streams.stderr);
   const marks = new EventMarks();
   const source = options.controls === '-' ? 'stdin' : (options.controls ?? 'controls');
   dispatcher = new ControlDispatcher(run, { say: (text) => progress.say(text), source, writer, marks });

@@ -1,16 +1,8 @@
 // Progress on stderr: a live status line on a terminal (log-update), plain one-line notes otherwise, or nothing with --quiet.
-import { createLogUpdate } from 'log-update';
 import type { Writable } from 'node:stream';
 import type { RunEvent, RunHandleState } from '../api/types.js';
 import { totalTokens } from '../wire/index.js';
-
-export type ProgressMode = 'live' | 'plain' | 'quiet';
-
-/** A terminal and no --quiet: live line; no terminal: notes; --quiet: no progress (messages still show). */
-export function progressModeFor(stderrIsTTY: boolean, quiet: boolean): ProgressMode {
-  if (quiet) return 'quiet';
-  return stderrIsTTY ? 'live' : 'plain';
-}
+import type { LiveLine, ProgressDisplay, ProgressMode } from './progress-display.js';
 
 const PREFIX = 'supervise: ';
 const REFRESH_MS = 250;
@@ -36,20 +28,22 @@ interface Status {
 export class Progress {
   private readonly status: Status = { state: 'starting', turn: 0, doneTokens: 0, turnTokens: 0 };
   private readonly startedAt: number;
-  private readonly render: ReturnType<typeof createLogUpdate> | undefined;
+  private readonly mode: ProgressMode;
+  private readonly render: LiveLine | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Holds on the live line (a question on the terminal): it is cleared and not redrawn meanwhile. */
   private holds = 0;
 
   constructor(
-    private readonly mode: ProgressMode,
+    display: ProgressDisplay,
     private readonly stderr: Writable,
     private readonly now: () => number = Date.now,
   ) {
+    this.mode = display.mode;
     this.startedAt = now();
-    if (mode === 'live') {
-      this.render = createLogUpdate(stderr as NodeJS.WriteStream, { showCursor: true });
+    if (display.liveLine !== undefined) {
+      this.render = display.liveLine(stderr);
       this.timer = setInterval(() => this.draw(), REFRESH_MS);
       this.timer.unref();
       this.draw();

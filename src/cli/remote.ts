@@ -9,7 +9,8 @@ import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { CliStreams } from './streams.js';
 import { createOutputWriter, Stdout } from './output.js';
 import { oncePerMessage } from './once-per-message.js';
-import { Progress, progressModeFor } from './progress.js';
+import { Progress } from './progress.js';
+import { progressDisplay } from './progress-display.js';
 import type { RemoteCliOptions } from './queue-args.js';
 import { stopOnSignalsAndClosedStdout, summarize, watch } from './run-report.js';
 import { readTask } from './task-source.js';
@@ -33,7 +34,7 @@ export async function superviseRemote(options: RemoteCliOptions, streams: CliStr
   if (options.timeoutMs !== undefined) spawnOptions.timeoutMs = options.timeoutMs;
   if (options.attempts !== undefined) spawnOptions.attempts = options.attempts;
 
-  const progress = new Progress(progressModeFor(streams.stderr.isTTY === true, options.quiet), streams.stderr);
+  const progress = new Progress(await progressDisplay(streams.stderr.isTTY === true, options.quiet), streams.stderr);
   const qs = createQueueSupervisor(options.prefix === undefined ? { connection: options.redis, queue: options.queue } : { connection: options.redis, queue: options.queue, prefix: options.prefix });
   // Redis unreachable is worth one line per distinct problem, not one per reconnect.
   qs.onError(oncePerMessage((message) => progress.say(`queue: ${message}`)));
