@@ -65,6 +65,7 @@ export const SPAN = { run: 'invoke_agent', turn: 'turn', tool: 'execute_tool' } 
 export const EVENT = {
   state: 'subvisor.state',
   control: 'subvisor.control',
+  controlSent: 'subvisor.control.sent',
   delivery: 'subvisor.control.delivery',
   kill: 'subvisor.kill',
   rejected: 'subvisor.rejected',

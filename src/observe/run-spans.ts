@@ -71,6 +71,11 @@ export class RunSpans implements RunFacts {
     if (!this.#ended) this.#span.addEvent(EVENT.state, { [SUBVISOR.state]: state, [SUBVISOR.previousState]: previous });
   }
 
+  /** A control was written (its answer is a later `subvisor.control` event with the same seq). */
+  controlSent(control: string, origin: string, seq: number): void {
+    if (!this.#ended) this.#span.addEvent(EVENT.controlSent, { [SUBVISOR.controlType]: control, [SUBVISOR.controlOrigin]: origin, [SUBVISOR.controlSeq]: seq });
+  }
+
   ack(ack: AckFact, control: string, origin: string): void {
     if (this.#ended) return;
     const attributes: Attributes = {

@@ -96,6 +96,10 @@ export class RunTelemetry implements RunFacts {
     this.#spans?.state(state, previous);
   }
 
+  controlSent(control: string, origin: string, seq: number): void {
+    this.#spans?.controlSent(control, origin, seq);
+  }
+
   ack(ack: AckFact, control: string, origin: string): void {
     this.#spans?.ack(ack, control, origin);
   }
@@ -118,17 +122,20 @@ export class RunTelemetry implements RunFacts {
     if (!this.recording) return;
     const onEvent = (event: RunEvent) => this.event(event);
     const onState = (state: string, previous: string) => this.state(state, previous);
+    const onControl = (sent: { type: string; origin: string; seq: number }) => this.controlSent(sent.type, sent.origin, sent.seq);
     const onAck = (ack: AckFact, control: string, origin: string) => this.ack(ack, control, origin);
     const onDelivery = (seq: number, delivery: Delivery) => this.delivery(seq, delivery);
     const onKill = (step: { signal: string; pids: readonly number[] }) => this.kill(step);
     run.on('event', onEvent);
     run.on('state', onState);
+    run.on('control', onControl);
     run.on('ack', onAck);
     run.on('delivery', onDelivery);
     run.on('kill', onKill);
     run.once('outcome', (outcome) => {
       run.off('event', onEvent);
       run.off('state', onState);
+      run.off('control', onControl);
       run.off('ack', onAck);
       run.off('delivery', onDelivery);
       run.off('kill', onKill);

@@ -44,6 +44,7 @@ function start(id: string, options: Parameters<typeof pool.spawn>[0]): void {
   runs.set(id, run);
   run.on('state', (state) => post({ t: 'state', id, state }));
   run.on('kill', (step) => post({ t: 'kill', id, signal: step.signal, pids: step.pids }));
+  run.on('control', (sent) => post({ t: 'sent', id, control: sent.type, origin: sent.origin, seq: sent.seq }));
   run.on('ack', (ack, control, origin) => {
     // A caller's ack travels as its control's result (below), with the producer's request id.
     if (origin === 'caller') return;

@@ -18,6 +18,7 @@ export type HostRequest =
 export type HostMessage =
   | { t: 'events'; id: string; events: RunEvent[]; at: number }
   | { t: 'state'; id: string; state: RunHandleState }
+  | { t: 'sent'; id: string; control: string; origin: AckOrigin; seq: number }
   | { t: 'ack'; id: string; control: string; origin: AckOrigin; ack: AckRecordBody }
   | { t: 'delivery'; id: string; seq: number; delivery: Delivery }
   | { t: 'kill'; id: string; signal: string; pids: number[] }
@@ -29,6 +30,8 @@ export type HostMessage =
 export interface HostRunSink {
   events(events: RunEvent[], at: number): void;
   state(state: RunHandleState): void;
+  /** A control was written to the child (its answer comes as `ack`, or as a control's result). */
+  sent(control: string, origin: AckOrigin, seq: number): void;
   ack(control: string, origin: AckOrigin, ack: AckRecordBody): void;
   delivery(seq: number, delivery: Delivery): void;
   kill(step: { signal: string; pids: number[] }): void;
@@ -134,6 +137,9 @@ export class RunHost {
         break;
       case 'state':
         sink.state(message.state);
+        break;
+      case 'sent':
+        sink.sent(message.control, message.origin, message.seq);
         break;
       case 'ack':
         sink.ack(message.control, message.origin, message.ack);

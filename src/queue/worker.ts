@@ -252,6 +252,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
               previous = state;
               writer.add({ k: 'state', a: attempt, s: state });
             },
+            sent: (control, origin, seq) => facts?.controlSent(control, origin, seq),
             ack: (control, origin, ack) => {
               facts?.ack(ack, control, origin);
               writer.add({ k: 'ack', a: attempt, control, origin, ack });

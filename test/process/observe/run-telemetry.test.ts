@@ -16,12 +16,12 @@ function playedRun(options: Omit<RunOptions, 'command' | 'args' | 'protocol'> = 
 }
 
 /** Every listener the telemetry could have added to a run. */
-const listeners = (run: Run) => ['event', 'state', 'ack', 'delivery', 'kill'].map((name) => run.listenerCount(name as 'event'));
+const listeners = (run: Run) => ['event', 'state', 'control', 'ack', 'delivery', 'kill'].map((name) => run.listenerCount(name as 'event'));
 
 describe('without an SDK', () => {
   it('adds no listener to a run, records nothing, and the run ends as before', async () => {
     const run = playedRun();
-    expect(listeners(run)).toEqual([0, 0, 0, 0, 0]);
+    expect(listeners(run)).toEqual([0, 0, 0, 0, 0, 0]);
     expect((await run.outcome).status).toBe('done');
   });
 });
@@ -73,10 +73,19 @@ describe('with an SDK registered', () => {
       expect.objectContaining({ 'subvisor.control.type': 'prompt', 'subvisor.control.origin': 'task', 'subvisor.ack.status': 'accepted' }),
       expect.objectContaining({ 'subvisor.control.type': 'close', 'subvisor.control.origin': 'auto', 'subvisor.ack.status': 'accepted' }),
     ]);
+    // Each control's writing is an event of its own, before its answer (the same seq): the time between them is on the span.
+    const controlEvents = runSpan!.events.filter((event) => event.name.startsWith('subvisor.control') && event.name !== 'subvisor.control.delivery');
+    expect(controlEvents.map((event) => [event.name, event.attributes?.['subvisor.control.type'], event.attributes?.['subvisor.control.seq']])).toEqual([
+      ['subvisor.control.sent', 'prompt', 1],
+      ['subvisor.control', 'prompt', 1],
+      ['subvisor.control.sent', 'close', 2],
+      ['subvisor.control', 'close', 2],
+    ]);
+    expect(controlEvents[0]!.attributes).toEqual({ 'subvisor.control.type': 'prompt', 'subvisor.control.origin': 'task', 'subvisor.control.seq': 1 });
     const states = runSpan!.events.filter((event) => event.name === 'subvisor.state').map((event) => event.attributes?.['subvisor.state']);
     expect(states).toEqual(expect.arrayContaining(['ready', 'running', 'done']));
     // Once the run ended, the telemetry's listeners are gone.
-    expect(listeners(run)).toEqual([0, 0, 0, 0, 0]);
+    expect(listeners(run)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('parents the run under the active context, or the parent it is given, and names it after gen_ai.agent.name', async () => {
@@ -98,7 +107,7 @@ describe('with an SDK registered', () => {
   it('tracing: false records nothing and adds no listener', async () => {
     telemetry = installTelemetry();
     const run = playedRun({ tracing: false });
-    expect(listeners(run)).toEqual([0, 0, 0, 0, 0]);
+    expect(listeners(run)).toEqual([0, 0, 0, 0, 0, 0]);
     await run.outcome;
     expect(telemetry.spans()).toEqual([]);
     expect((await telemetry.metrics()).size).toBe(0);
@@ -122,7 +131,7 @@ describe('with an SDK registered', () => {
     expect(failed!.attributes).toMatchObject({ 'subvisor.run.status': 'failed', 'subvisor.run.error_code': 'child-error', 'error.type': 'child-error' });
     expect(cancelled!.status.code).toBe(SpanStatusCode.UNSET);
     expect(cancelled!.attributes).toMatchObject({ 'subvisor.run.status': 'cancelled', 'subvisor.run.error_code': 'aborted' });
-    const cancelAck = cancelled!.events.find((event) => event.attributes?.['subvisor.control.type'] === 'cancel');
+    const cancelAck = cancelled!.events.find((event) => event.name === 'subvisor.control' && event.attributes?.['subvisor.control.type'] === 'cancel');
     expect(cancelAck?.attributes).toMatchObject({ 'subvisor.control.origin': 'caller', 'subvisor.ack.status': 'accepted' });
     const unfinishedTurns = telemetry.named('turn').filter((span) => span.attributes['subvisor.unfinished'] === true);
     expect(unfinishedTurns).toHaveLength(2);
@@ -153,7 +162,7 @@ describe('with an SDK registered', () => {
   it('a span the sampler drops adds no listener to the run', async () => {
     telemetry = installTelemetry({ sampler: new AlwaysOffSampler(), metrics: false });
     const run = playedRun();
-    expect(listeners(run)).toEqual([0, 0, 0, 0, 0]);
+    expect(listeners(run)).toEqual([0, 0, 0, 0, 0, 0]);
     await run.outcome;
     expect(telemetry.spans()).toEqual([]);
   });

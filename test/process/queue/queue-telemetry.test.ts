@@ -60,5 +60,8 @@ describe.skipIf(!haveRedis())('subvisor/queue and OpenTelemetry', () => {
     expect(tools.map((tool) => tool.name)).toEqual(['execute_tool read_file', 'execute_tool grep']);
     // The task's ack and the states came through the run host thread's messages.
     expect(attempt!.events.some((event) => event.name === 'subvisor.control' && event.attributes?.['subvisor.control.origin'] === 'task')).toBe(true);
+    // The task prompt's writing, also relayed from the thread, comes before its answer.
+    const taskEvents = attempt!.events.filter((event) => event.name.startsWith('subvisor.control') && event.attributes?.['subvisor.control.origin'] === 'task').map((event) => event.name);
+    expect(taskEvents).toEqual(['subvisor.control.sent', 'subvisor.control']);
   });
 });
