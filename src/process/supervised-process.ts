@@ -84,6 +84,12 @@ const AFTER_KILL_WAIT_MS = 5000;
  * that died without one goes unnoticed. The timer keeps the process alive, as a child's handle does.
  */
 const ADOPTED_POLL_MS = 250;
+/**
+ * Once the tree is gone, how long the reap waits for the pipes to deliver what it wrote before it went
+ * (their ends come as soon as nothing holds them: usually within a turn of the event loop). Only a process
+ * that left the tree and holds them open makes it wait this long.
+ */
+const PIPE_DRAIN_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -133,6 +139,8 @@ export class SupervisedProcess {
   readonly #ladders = new Set<Promise<void>>();
   #killed = false;
   #escalated = false;
+  /** Every pipe from the child reached its end ('close' of the child process: exited, and its stdout and stderr ended). */
+  #pipesEnded: Promise<void> | undefined;
   #resolveExited!: (exit: ProcessExit) => void;
 
   constructor(options: SupervisedProcessOptions) {
@@ -182,6 +190,7 @@ export class SupervisedProcess {
       // 'exit' comes as soon as the root is gone ('close' also waits for the pipes, which a surviving
       // grandchild may hold open for as long as it lives).
       subprocess.once('exit', (exitCode, signal) => this.#settleExit({ exitCode, signal }));
+      this.#pipesEnded = new Promise((resolve) => subprocess.once('close', () => resolve()));
       if (options.stdout !== 'driver') subprocess.stdout?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stdout'));
       subprocess.stderr?.on('data', (chunk: Buffer) => this.#keep(chunk, 'stderr'));
       // A pipe that fails (the child exits while we write: EPIPE) must not crash the parent: the writer
@@ -318,7 +327,10 @@ export class SupervisedProcess {
       while (this.#ladders.size > 0) await Promise.all(this.#ladders);
       unwatchTree(this.#tree);
     }
-    // Drop the pipes: a surviving holder must not keep this process alive or feed the tail.
+    // The child's 'exit' can come before the last of its output was read from the pipes: read it all
+    // (a driver reading stdout has resumed it by now), then drop the pipes, so that a holder outside the
+    // tree can neither keep this process alive nor feed the tail.
+    await this.#drained();
     this.#subprocess?.stdin?.destroy();
     this.#subprocess?.stdout?.destroy();
     this.#subprocess?.stderr?.destroy();
@@ -328,6 +340,15 @@ export class SupervisedProcess {
       escalated: this.#escalated,
       outputTail: this.#outputTail(),
     };
+  }
+
+  /** The pipes ended, or PIPE_DRAIN_MS passed (the timer cleared either way). */
+  async #drained(): Promise<void> {
+    const ended = this.#pipesEnded;
+    if (ended === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPE_DRAIN_MS)))]);
+    clearTimeout(timer);
   }
 
   #startLadder(tree: ProcessTree, firstWaitMs: number, graceMs: number): Promise<void> {
