@@ -3,7 +3,7 @@ import { ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import type { Delivery, RunEvent } from '../protocol/events.js';
 import type { Outcome } from '../protocol/outcome.js';
-import type { Run } from '../run/handle.js';
+import type { Run, SentControl } from '../run/handle.js';
 import { GEN_AI, OPERATION, SCOPE, SPAN, SUBVISOR } from './attributes.js';
 import { activeContext, carrierOf } from './carriers.js';
 import { registeredInstruments, RunMetrics } from './run-metrics.js';
@@ -122,7 +122,7 @@ export class RunTelemetry implements RunFacts {
     if (!this.recording) return;
     const onEvent = (event: RunEvent) => this.event(event);
     const onState = (state: string, previous: string) => this.state(state, previous);
-    const onControl = (sent: { type: string; origin: string; seq: number }) => this.controlSent(sent.type, sent.origin, sent.seq);
+    const onControl = (sent: SentControl) => this.controlSent(sent.type, sent.origin, sent.seq);
     const onAck = (ack: AckFact, control: string, origin: string) => this.ack(ack, control, origin);
     const onDelivery = (seq: number, delivery: Delivery) => this.delivery(seq, delivery);
     const onKill = (step: { signal: string; pids: readonly number[] }) => this.kill(step);

@@ -12,6 +12,7 @@ import { PromptDesk } from './prompt-desk.js';
 import type { ApproveCallback } from '../../protocol/requests.js';
 import { describeEnd } from './session-io.js';
 import type { FuseraftIo, ProcessEnd, SessionFacts } from './session-io.js';
+import { boundedAnswer } from '../shared/session.js';
 import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
 import type { Control } from '../../protocol/driver.js';
 
@@ -178,10 +179,7 @@ export class BridgeSession {
     this.#facts.event(withExtras(text, frame, ['message']));
     // Corrections and compaction summaries are not an agent's answer.
     if (!orchestrator && message['isCompactionSummary'] !== true && message['role'] !== 'user') {
-      this.#answer = {
-        text: content.length > this.#options.maxAnswerChars ? content.slice(0, this.#options.maxAnswerChars) : content,
-        truncated: content.length > this.#options.maxAnswerChars,
-      };
+      this.#answer = boundedAnswer(content, this.#options.maxAnswerChars);
     }
     const usage = usageOf(message);
     if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);

@@ -9,6 +9,7 @@ import { checkFrame, FUSERAFT_PROTOCOL_VERSION } from './frames.js';
 import { stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 import { PromptDesk } from './prompt-desk.js';
+import { boundedAnswer } from '../shared/session.js';
 import type { ControlVerdict, SessionSink } from '../shared/session.js';
 import type { ProtocolRejection } from '../shared/socket/daemon-channel.js';
 import type { DaemonFrame, FrameRejection } from '../shared/socket/frame-decoder.js';
@@ -360,12 +361,9 @@ export class ServeSession {
     this.#desk.shutDown();
     const last = this.#last;
     if (last !== undefined) {
-      const max = this.#options.maxAnswerChars;
-      const text = last.answer;
-      const truncated = text !== undefined && text.length > max;
-      const finalText = truncated ? text.slice(0, max) : text;
-      this.#facts.result({ stopReason: last.stopReason, answer: finalText === undefined ? undefined : { text: finalText, truncated }, usage: undefined });
-      this.#facts.event({ type: 'result', stopReason: last.stopReason, sessionId: last.sessionId, ...(finalText === undefined ? {} : { finalText }) });
+      const answer = last.answer === undefined ? undefined : boundedAnswer(last.answer, this.#options.maxAnswerChars);
+      this.#facts.result({ stopReason: last.stopReason, answer, usage: undefined });
+      this.#facts.event({ type: 'result', stopReason: last.stopReason, sessionId: last.sessionId, ...(answer === undefined ? {} : { finalText: answer.text }) });
     }
     this.#facts.exit(this.#exitOf());
     this.#io.leave();

@@ -149,6 +149,11 @@ function answerOf(answer: SessionAnswer | undefined, maxChars: number): Answer {
   return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
 }
 
+/** A whole answer bounded by `maxChars`: cut there, and marked so, when it is longer. */
+export function boundedAnswer(text: string, maxChars: number): SessionAnswer {
+  return text.length > maxChars ? { text: text.slice(0, maxChars), truncated: true } : { text, truncated: false };
+}
+
 /**
  * Pieces are joined into one string once they add up to this many characters, so a long answer is a few
  * large strings (V8 keeps strings this large outside the young generation) rather than thousands of small

@@ -1,5 +1,6 @@
 // The fake mew daemon's message tags, written out in both spellings (snake_case as mew's code sends them, PascalCase as seed 004's example shows) rather than derived by the driver's codec: a spelling bug in the driver cannot hide in the fake.
-import type { JsonObject, JsonValue } from '../../wire/index.js';
+import type { JsonValue } from '../../wire/index.js';
+import { isObject } from '../../drivers/shared/json-kinds.js';
 
 /** How the fake spells the tags it sends. */
 export type FakeMewTagCase = 'snake_case' | 'PascalCase';
@@ -83,8 +84,6 @@ export function readClientMessage(text: string): FakeMewMessage | undefined {
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const object = value as JsonObject;
-  if (typeof object['type'] !== 'string') return undefined;
-  return { ...object, type: clientTag(object['type']) ?? object['type'] };
+  if (!isObject(value) || typeof value['type'] !== 'string') return undefined;
+  return { ...value, type: clientTag(value['type']) ?? value['type'] };
 }
