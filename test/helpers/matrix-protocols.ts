@@ -17,8 +17,12 @@ export const CELLS = [
   'never-ready',
   'garbage',
   'blocking-request',
+  'other-session',
 ] as const;
 export type Cell = (typeof CELLS)[number];
+
+/** Why the other-session cell does not apply to a protocol with a process of its own. */
+const ONE_CHILD_ONE_RUN = 'one child per run: nothing of another session reaches its channel (the cell is for daemons, which serve many clients)';
 
 /** The marks the fakes put in the agent's reasoning and in a tool's input: neither may reach the answer. */
 export const THINKING = 'PRIVATE-REASONING-7f3a';
@@ -92,6 +96,7 @@ function fenScenario(cell: Cell): Scenario {
   switch (cell) {
     case 'honest':
     case 'blocking-request':
+    case 'other-session':
       return { turns: [FEN_HONEST] };
     case 'crash-mid-frame':
       return { turns: [{ steps: [{ text: 'partial' }, { misbehave: [{ raw: [{ kind: 'literal', line: '{"v":1,"seq":99,"type":"assistant-te', newline: false }] }, { crash: { code: 1 } }] }] }] };
@@ -119,6 +124,7 @@ export const FEN: MatrixProtocol = {
   hasSession: false,
   notApplicable: {
     'blocking-request': "Fen's wire protocol has no request a parent must answer: the child never waits on its parent mid-turn (the honest run stands in)",
+    'other-session': ONE_CHILD_ONE_RUN,
   },
   async start(cell, stateDir) {
     const fake = fakeChild(fenScenario(cell), { turnTickMs: 5, idleTickMs: 20 });
@@ -137,6 +143,7 @@ function processExpectation(cell: Cell, own: { crashCode: OutcomeErrorCode; stub
     case 'honest':
     case 'garbage':
     case 'blocking-request':
+    case 'other-session':
       return { status: 'done', finalText: ANSWER };
     case 'crash-mid-frame':
       return { status: 'failed', errorCode: own.crashCode };
@@ -162,11 +169,13 @@ export const HEP: MatrixProtocol = {
   name: 'hep',
   notApplicable: {
     'blocking-request': 'HEP v1 is one prompt per process with stdin closed: fa never asks its parent anything (the honest run stands in)',
+    'other-session': ONE_CHILD_ONE_RUN,
   },
   async start(cell, stateDir) {
     const rounds = {
       honest: [{ steps: HEP_HONEST }],
       'blocking-request': [{ steps: HEP_HONEST }],
+      'other-session': [{ steps: HEP_HONEST }],
       'crash-mid-frame': [{ steps: [{ text: 'partial' }, { dieMidFrame: {} }] }],
       'hang-deadline': [{ steps: [{ text: 'working' }, { pause: 60_000 }] }],
       cancel: [{ steps: [{ text: 'working' }, { pause: 60_000 }] }],
@@ -215,6 +224,7 @@ const REPL_HONEST: FuseraftReplStep[] = [
 function replScenario(cell: Cell): FuseraftScenario {
   switch (cell) {
     case 'honest':
+    case 'other-session':
       return { turns: [{ steps: REPL_HONEST }] };
     case 'blocking-request':
       // Nobody answers (no approve callback): the driver denies it, and the turn goes on.
@@ -237,7 +247,7 @@ function replScenario(cell: Cell): FuseraftScenario {
 export const FUSERAFT: MatrixProtocol = {
   hasSession: true,
   name: 'fuseraft',
-  notApplicable: {},
+  notApplicable: { 'other-session': ONE_CHILD_ONE_RUN },
   async start(cell, stateDir) {
     if (cell === 'never-ready') return silentProcess(stateDir, 'fuseraft');
     const fake = fakeFuseraft('repl', replScenario(cell));
@@ -255,6 +265,7 @@ function bridgeScenario(cell: Cell): FuseraftScenario {
   const honest = [{ agent: 'Coder', message: ANSWER, tools: [{ name: 'read_file', argsSummary: `path=${TOOL_INPUT}` }] }];
   switch (cell) {
     case 'honest':
+    case 'other-session':
       return { bridge: honest };
     case 'blocking-request':
       return { bridge: [{ approval: { kind: 'shell_command', command: `rm -rf ${TOOL_INPUT}` } }, ...honest] };
@@ -276,7 +287,7 @@ function bridgeScenario(cell: Cell): FuseraftScenario {
 export const FUSERAFT_BRIDGE: MatrixProtocol = {
   hasSession: true,
   name: 'fuseraft-bridge',
-  notApplicable: {},
+  notApplicable: { 'other-session': ONE_CHILD_ONE_RUN },
   async start(cell, stateDir) {
     if (cell === 'never-ready') return silentProcess(stateDir, 'fuseraft-bridge');
     const fake = fakeFuseraft('bridge', bridgeScenario(cell));
@@ -316,6 +327,7 @@ function daemonExpectation(cell: Cell, own: Partial<Record<Cell, Expectation>>):
     honest: { status: 'done', finalText: ANSWER },
     garbage: { status: 'done', finalText: ANSWER },
     'blocking-request': { status: 'done', finalText: ANSWER },
+    'other-session': { status: 'done', finalText: ANSWER },
     'crash-mid-frame': { status: 'failed', errorCode: 'connection-lost' },
     'hang-deadline': { status: 'timed-out', errorCode: 'deadline' },
     'hang-stall': { status: 'cancelled', errorCode: 'stalled' },
@@ -349,6 +361,9 @@ function serveScenario(cell: Cell): ServeScenario {
       return {};
     case 'garbage':
       return { tasks: [honest], misbehave: ['malformed', 'unknown-type'] };
+    case 'other-session':
+      // The daemon's results and queued notes carry the task's sessionId: another client's must end nothing of this run.
+      return { tasks: [honest], misbehave: ['other-task'] };
   }
 }
 
@@ -416,6 +431,9 @@ function mewScenario(cell: Cell): MewDaemonScenario {
       return {};
     case 'garbage':
       return { turns: [{ steps: [{ raw: 'this is { not JSON' }, { unknown: 'mystery_event', fields: { level: 3 } }, ...MEW_HONEST] }] };
+    case 'other-session':
+      // mew broadcasts every session's notices: another session's going idle, its usage and its alerts, mid-turn.
+      return { turns: [{ steps: [{ text: 'The answer is 42' }, { otherSession: 'idle' }, { otherSession: 'usage' }, { otherSession: 'turn_complete' }, { otherSession: 'turn_failed' }, { text: '.' }] }] };
   }
 }
 

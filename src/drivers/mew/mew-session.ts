@@ -159,6 +159,9 @@ export class MewSession {
     if (message.type === 'pong') return this.#handshake.pong(message);
     if (message.type === 'session_ready') return this.#handshake.sessionReady(message);
     if (message.type === 'error' && this.#handshake.error(message)) return;
+    // mew broadcasts the notices of every session (activity, usage, alerts) to every client: another's are only shown.
+    const other = this.#otherSession(message);
+    if (other !== undefined) return this.#facts.event(passthrough(message, `${message.type} of another session (${other}): not this run's`));
     // session_history follows session_ready, and may come before the pong that completes the handshake.
     const historyNow = message.type === 'session_history' && this.#handshake.sessionId !== undefined;
     if (!this.#handshake.ready && !historyNow) {
@@ -184,6 +187,13 @@ export class MewSession {
     if (NOTICES.has(message.type)) return this.#facts.event(passthrough(message));
     // A type this driver does not know (a newer mew): delivered raw, never dropped.
     this.#facts.event({ type: 'passthrough', protocol: 'mew', frame: message });
+  }
+
+  /** The `session_id` a message carries when it names another session than this run's (known once attached). */
+  #otherSession(message: MewMessage): string | undefined {
+    const id = stringField(message, 'session_id');
+    const own = this.#handshake.sessionId;
+    return id !== undefined && own !== undefined && id !== own ? id : undefined;
   }
 
   /** First attach complete: ready, and the task submitted. */

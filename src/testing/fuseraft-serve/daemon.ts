@@ -268,6 +268,10 @@ class FakeDaemon implements FakeFuseraftServe {
     this.#send(client, { type: 'queued', sessionId: task.sessionId, position: 0 });
     if (this.#misbehaves('malformed')) client.conn?.send('this is { not JSON');
     if (this.#misbehaves('unknown-type')) this.#send(client, { type: 'quantum_flux', level: 3 });
+    if (this.#misbehaves('other-task')) {
+      this.#send(client, { type: 'queued', sessionId: 'sess-other', position: 1 });
+      this.#send(client, { type: 'result', sessionId: 'sess-other', task: 'another client\'s task', succeeded: true, errorMessage: null, lastAgent: 'Coder', lastMessage: 'not this run\'s answer' });
+    }
     for (const progress of plan.progress ?? []) this.#send(client, progress);
     if (this.#misbehaves('drop-mid-turn') && !this.#dropped) this.#drop(client);
     this.#advance(client, task);

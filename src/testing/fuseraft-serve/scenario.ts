@@ -44,7 +44,9 @@ export type ServeMisbehaviour =
   /** Send nothing at all on a new connection (no hello). */
   | 'silent'
   /** Read every `interrupt` and do nothing with it: a task that hangs goes on hanging. */
-  | 'ignore-interrupt';
+  | 'ignore-interrupt'
+  /** After `queued`, send the `queued` and the `result` of another client's task (`sessionId: "sess-other"`) too. */
+  | 'other-task';
 
 /** A whole scenario. Every field is optional. */
 export interface ServeScenario {

@@ -54,7 +54,13 @@ export type MewStep =
   /** Sends a message of a type mew does not have (default `mystery_event`), with these fields. */
   | { unknown?: string; fields?: JsonObject }
   /** Drops the connection abruptly (no close frame), as a crashed daemon or a cut network. */
-  | { drop: true };
+  | { drop: true }
+  /**
+   * A notice of another session of the daemon, which mew broadcasts to every client: `idle`
+   * (`session_activity_changed {activity: "idle"}`), `usage` (`session_usage_changed {usage, cost}`), or
+   * `turn_complete` / `turn_failed` (`session_alert {kind}`), each carrying that session's `session_id`.
+   */
+  | { otherSession: 'idle' | 'usage' | 'turn_complete' | 'turn_failed' };
 
 /** What the daemon does with one accepted submission. */
 export interface MewTurn {

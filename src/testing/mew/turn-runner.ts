@@ -164,6 +164,8 @@ async function runStep(step: MewStep, context: TurnContext, state: TurnState): P
     await state.sleep(step.pause);
   } else if ('raw' in step) {
     context.raw(step.raw);
+  } else if ('otherSession' in step) {
+    context.broadcast(otherSessionNotice(step.otherSession, `${context.sessionId}_other`));
   } else if ('drop' in step) {
     context.drop();
     await state.sleep(2 ** 31 - 1); // the last client left: mew cancels the turn, which wakes this
@@ -184,6 +186,18 @@ async function request(type: string, label: string, fields: JsonObject, response
   await state.sleep(resolvedByOther);
   context.broadcast({ type: 'request_resolved', request_id: requestId });
   return undefined;
+}
+
+/** A notice of session `sessionId` (not the one whose turn runs), as mew broadcasts it to every client. */
+function otherSessionNotice(what: 'idle' | 'usage' | 'turn_complete' | 'turn_failed', sessionId: string): FakeMewMessage {
+  switch (what) {
+    case 'idle':
+      return { type: 'session_activity_changed', session_id: sessionId, activity: 'idle' };
+    case 'usage':
+      return { type: 'session_usage_changed', session_id: sessionId, usage: { input: 50_000, output: 9_000 }, cost: 0.5 };
+    default:
+      return { type: 'session_alert', session_id: sessionId, title: 'another session', kind: what, ...(what === 'turn_failed' ? { message: 'the other session failed' } : {}) };
+  }
 }
 
 /** Whether a `permission_response` allows. */

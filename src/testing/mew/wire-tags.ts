@@ -21,6 +21,7 @@ const SERVER_TAGS: Readonly<Record<string, string>> = {
   request_resolved: 'RequestResolved',
   session_activity_changed: 'SessionActivityChanged',
   session_alert: 'SessionAlert',
+  session_usage_changed: 'SessionUsageChanged',
   session_history: 'SessionHistory',
   session_ready: 'SessionReady',
   subagent_end: 'SubagentEnd',

@@ -195,6 +195,22 @@ describe('connectRun mew: scenarios', () => {
   });
 });
 
+describe('connectRun mew: other sessions of the daemon', () => {
+  it("notices, usage and alerts of another session mid-turn neither end this run's turn nor count into its usage", async () => {
+    const others = (['idle', 'usage', 'turn_complete', 'turn_failed'] as const).map((what) => ({ otherSession: what }));
+    const fake = await daemon({ turns: [{ steps: [{ text: 'The answer is 42' }, ...others, { pause: 50 }, { text: '.' }], usage: { input: 10, output: 4 }, cost: 0.002 }] });
+    const handle = run(fake, { task: 'What is the answer?' });
+    const [events, outcome] = await Promise.all([collect(handle), handle.outcome]);
+    expect(outcome).toMatchObject({ status: 'done', finalText: 'The answer is 42.', turns: 1 });
+    expect(outcome.usage).toEqual({ inputTokens: 10, outputTokens: 4, costUsd: 0.002 });
+    expect(events.filter((event) => event.type === 'turn-complete')).toHaveLength(1);
+    // Each is still shown, as a notice of the other session.
+    const foreign = events.filter((event) => event.type === 'info' && event.extra?.['session_id'] === `${outcome.sessionId!}_other`);
+    expect(foreign.map((event) => (event as { nativeType?: string }).nativeType)).toEqual(['session_activity_changed', 'session_usage_changed', 'session_alert', 'session_alert']);
+    await allClosed(fake);
+  });
+});
+
 describe('connectRun mew: faults and ends', () => {
   it('connection refused fails at once with connection-refused', async () => {
     const server = createServer();
