@@ -1,8 +1,8 @@
 // Reading JSON frames of any driver: the kinds a field is checked against, and typed reads of one field.
 import type { JsonObject } from '../../wire/index.js';
 
-/** The kind of JSON value a frame field must hold. */
-export type JsonKind = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+/** The kind of JSON value a frame field must hold (`natural`: an integer >= 0, such as a turn number). */
+export type JsonKind = 'string' | 'integer' | 'natural' | 'number' | 'boolean' | 'array' | 'object';
 
 /** A JSON object (not null, not an array). */
 export function isObject(value: unknown): value is JsonObject {
@@ -16,6 +16,8 @@ export function isKind(value: unknown, kind: JsonKind): boolean {
       return typeof value === 'string';
     case 'integer':
       return Number.isSafeInteger(value);
+    case 'natural':
+      return Number.isSafeInteger(value) && (value as number) >= 0;
     case 'number':
       return typeof value === 'number' && Number.isFinite(value);
     case 'boolean':
@@ -29,6 +31,7 @@ export function isKind(value: unknown, kind: JsonKind): boolean {
 
 /** `a string`, `an integer`...: the kind with its article, for error messages. */
 export function withArticle(kind: JsonKind | 'any'): string {
+  if (kind === 'natural') return 'an integer >= 0';
   return kind === 'integer' || kind === 'object' || kind === 'array' || kind === 'any' ? `an ${kind}` : `a ${kind}`;
 }
 
