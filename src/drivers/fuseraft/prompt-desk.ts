@@ -1,16 +1,17 @@
-// Answers fuseraft's approval requests and questions: one caller callback at a time, exactly one response each, in order.
+// fuseraft's approval requests and questions on the shared request desk: one response line each, in arrival order (fuseraft has no request ids).
 import type { JsonObject } from '../../wire/index.js';
 import { passthrough } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { Frame } from './frames.js';
-import { approves } from '../shared/requests.js';
+import { acceptAnswer, acceptApproval, callbackError } from '../shared/requests.js';
+import { RequestDesk } from '../shared/request-desk.js';
+import type { DecidedBy } from '../shared/request-desk.js';
 import { approvalRequestOf, questionRequestOf } from './prompts.js';
-import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, QuestionRequest } from '../../protocol/requests.js';
-import type { DecidedBy } from '../shared/requests.js';
-
+import type { AnswerQuestionCallback, ApprovalBase, ApprovalRequest, ApproveCallback, QuestionRequest } from '../../protocol/requests.js';
 
 export interface DeskHandlers {
-  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve';
+  /** The protocol's registered name, which the caller's `approve` sees as `request.protocol`. */
+  protocol: ApprovalBase['protocol'];
   approve?: ApproveCallback | undefined;
   answerQuestion?: AnswerQuestionCallback | undefined;
 }
@@ -22,24 +23,16 @@ export interface DeskOutput {
   report(draft: RunEventDraftOf<'info'>): void;
 }
 
-type Item =
-  | { kind: 'approval'; request: ApprovalRequest | undefined; answered: boolean }
-  | { kind: 'question'; request: QuestionRequest | undefined; answered: boolean };
-
 /**
- * fuseraft has no request ids: "a response is simply the next matching line on stdin, so send
- * exactly one response per approval_request or question" (seed 002). So requests are queued and
- * handled strictly one after another: the callback of the next request is called only once the
- * previous one is answered, and every request gets exactly one response line, in arrival order,
- * whatever the callback does (throws, never settles before a cancel, answers twice).
+ * fuseraft has no request ids: "a response is simply the next matching line on stdin, so send exactly one
+ * response per approval_request or question" (seed 002). The shared desk answers requests strictly one
+ * after another in arrival order, so the responses are in order too; each request is keyed by its arrival.
  */
 export class PromptDesk {
   readonly #handlers: DeskHandlers;
   readonly #out: DeskOutput;
-  readonly #queue: Item[] = [];
-  /** The head request whose callback is still running. */
-  #inFlight: Item | undefined;
-  #shutDown = false;
+  readonly #desk = new RequestDesk<boolean | string | null>();
+  #arrivals = 0;
 
   constructor(handlers: DeskHandlers, out: DeskOutput) {
     this.#handlers = handlers;
@@ -48,7 +41,7 @@ export class PromptDesk {
 
   /** Requests received and not answered yet. */
   get waiting(): number {
-    return this.#queue.length + (this.#inFlight === undefined ? 0 : 1);
+    return this.#desk.waiting;
   }
 
   /** An `approval_request` arrived (`usable` false: it had no string kind, so it is denied unasked). */
@@ -56,15 +49,28 @@ export class PromptDesk {
     const request = usable ? approvalRequestOf(frame, this.#handlers.protocol) : undefined;
     const kind = request?.kind ?? 'unreadable';
     this.#out.report(passthrough(frame, `approval requested: ${kind}${request?.known === false ? ' (unknown kind)' : ''}`));
-    this.#queue.push({ kind: 'approval', request, answered: false });
-    this.#pump();
+    const approve = this.#handlers.approve;
+    this.#desk.add({
+      key: String(++this.#arrivals),
+      invalid: request === undefined,
+      ask: approve === undefined ? undefined : () => approve(request!),
+      accept: (value) => acceptApproval(request!, value),
+      respond: (approved, decidedBy, error) => this.#approvalAnswered(kind, approved === true, decidedBy, error),
+    });
   }
 
   /** A `question` arrived (`usable` false: it had no string question, so it is skipped unasked). */
   questionAsked(frame: Frame, usable: boolean): void {
     this.#out.report(passthrough(frame, 'question asked'));
-    this.#queue.push({ kind: 'question', request: usable ? questionRequestOf(frame) : undefined, answered: false });
-    this.#pump();
+    const request: QuestionRequest | undefined = usable ? questionRequestOf(frame) : undefined;
+    const answerQuestion = this.#handlers.answerQuestion;
+    this.#desk.add({
+      key: String(++this.#arrivals),
+      invalid: request === undefined,
+      ask: answerQuestion === undefined ? undefined : () => answerQuestion(request!),
+      accept: acceptAnswer,
+      respond: (answer, decidedBy, error) => this.#questionAnswered(typeof answer === 'string' ? answer : null, decidedBy, error),
+    });
   }
 
   /**
@@ -73,89 +79,23 @@ export class PromptDesk {
    * A fuseraft blocked on an approval reads nothing else, so this has to come before an interrupt.
    */
   shutDown(): void {
-    this.#shutDown = true;
-    const head = this.#inFlight;
-    this.#inFlight = undefined;
-    if (head !== undefined) this.#answer(head, undefined, 'shutdown');
-    this.#pump();
+    this.#desk.shutDown();
   }
 
-  #pump(): void {
-    while (this.#inFlight === undefined && this.#queue.length > 0) {
-      const item = this.#queue.shift()!;
-      if (this.#shutDown) {
-        this.#answer(item, undefined, 'shutdown');
-        continue;
-      }
-      this.#ask(item);
-    }
+  #approvalAnswered(kind: ApprovalRequest['kind'], approved: boolean, decidedBy: DecidedBy, error: unknown): void {
+    this.#out.respond({ type: 'approval_response', approved });
+    this.#out.report({
+      type: 'info',
+      nativeType: 'approval_response',
+      summary: `${approved ? 'approved' : 'denied'} ${kind}${decidedBy === 'callback' ? '' : ` (${decidedBy})`}`,
+      kind,
+      approved,
+      decidedBy,
+      ...callbackError(error),
+    });
   }
 
-  /** Calls the item's callback; answers at once when it returns a value, later when it returns a promise. */
-  #ask(item: Item): void {
-    const callback = item.kind === 'approval' ? this.#handlers.approve : this.#handlers.answerQuestion;
-    if (item.request === undefined) return this.#answer(item, undefined, 'invalid-request');
-    if (callback === undefined) return this.#answer(item, undefined, 'no-callback');
-    let result: unknown;
-    try {
-      result = (callback as (request: unknown) => unknown)(item.request);
-    } catch (error) {
-      return this.#answer(item, undefined, 'callback-error', error);
-    }
-    if (!isThenable(result)) return this.#settled(item, result);
-    this.#inFlight = item;
-    // Promise.resolve adopts any thenable, and turns a throwing `then` into a rejection.
-    Promise.resolve(result).then(
-      (value) => {
-        if (this.#inFlight !== item) return; // answered by shutDown meanwhile
-        this.#inFlight = undefined;
-        this.#settled(item, value);
-        this.#pump();
-      },
-      (error: unknown) => {
-        if (this.#inFlight !== item) return;
-        this.#inFlight = undefined;
-        this.#answer(item, undefined, 'callback-error', error);
-        this.#pump();
-      },
-    );
-  }
-
-  /** The callback's value: checked, then answered. */
-  #settled(item: Item, value: unknown): void {
-    if (item.kind === 'question') {
-      if (typeof value === 'string' || value === null) return this.#answer(item, value, 'callback');
-      return this.#answer(item, undefined, 'callback-error', new TypeError('answerQuestion returned neither a string nor null'));
-    }
-    const request = item.request!;
-    if (value === true && !request.known) return this.#answer(item, false, 'unknown-kind');
-    if (typeof value !== 'boolean' && value !== 'approve-unknown-kind') {
-      return this.#answer(item, false, 'callback-error', new TypeError('approve returned neither a boolean nor "approve-unknown-kind"'));
-    }
-    this.#answer(item, approves(request, value), 'callback');
-  }
-
-  /** Writes the item's one response and reports it. `value` undefined means the safe default. */
-  #answer(item: Item, value: string | boolean | null | undefined, decidedBy: DecidedBy, error?: unknown): void {
-    if (item.answered) return;
-    item.answered = true;
-    const why = error === undefined ? {} : { callbackError: error instanceof Error ? error.message : String(error) };
-    if (item.kind === 'approval') {
-      const approved = value === true;
-      const kind = item.request?.kind ?? 'unreadable';
-      this.#out.respond({ type: 'approval_response', approved });
-      this.#out.report({
-        type: 'info',
-        nativeType: 'approval_response',
-        summary: `${approved ? 'approved' : 'denied'} ${kind}${decidedBy === 'callback' ? '' : ` (${decidedBy})`}`,
-        kind,
-        approved,
-        decidedBy,
-        ...why,
-      });
-      return;
-    }
-    const answer = typeof value === 'string' ? value : null;
+  #questionAnswered(answer: string | null, decidedBy: DecidedBy, error: unknown): void {
     this.#out.respond({ type: 'question_response', answer });
     this.#out.report({
       type: 'info',
@@ -163,11 +103,7 @@ export class PromptDesk {
       summary: answer === null ? `question skipped${decidedBy === 'callback' ? '' : ` (${decidedBy})`}` : 'question answered',
       answer,
       decidedBy,
-      ...why,
+      ...callbackError(error),
     });
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

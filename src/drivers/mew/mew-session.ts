@@ -10,7 +10,7 @@ import { Handshake } from './handshake.js';
 import { checkMessage } from './messages.js';
 import { stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
-import { RequestDesk } from './request-desk.js';
+import { MewDesk } from './request-desk.js';
 import { SessionRecord } from './session-record.js';
 import { alertOf, isIdle } from './session-signals.js';
 import type { MewFacts, MewFailure, MewIo, MewSessionOptions } from './session-types.js';
@@ -42,7 +42,7 @@ export class MewSession {
   readonly #io: MewIo;
   readonly #facts: MewFacts;
   readonly #options: MewSessionOptions;
-  readonly #desk: RequestDesk;
+  readonly #desk: MewDesk;
   readonly #submissions: Submissions;
   readonly #taskRef: number | undefined;
 
@@ -65,7 +65,7 @@ export class MewSession {
     this.#options = options;
     this.#stream = new TurnStream(facts, options.maxAnswerChars);
     this.#submissions = new Submissions(options.requestIdPrefix);
-    this.#desk = new RequestDesk(
+    this.#desk = new MewDesk(
       { approve: options.approve, answerQuestion: options.answerQuestion },
       {
         respond: (message) => void io.send(message),

@@ -1,8 +1,9 @@
-// Answers mew's requests (permissions, plans, goals, questions): one caller callback at a time, at most one response per request; reports those it cannot answer.
+// mew's requests (permissions, plans, goals, questions) on the shared request desk: keyed by request_id, withdrawn by request_resolved; those it cannot answer reported blocked.
 import { passthrough } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import type { DecidedBy } from '../shared/requests.js';
-import { approves } from '../shared/requests.js';
+import { acceptApproval, callbackError } from '../shared/requests.js';
+import { RequestDesk } from '../shared/request-desk.js';
+import type { DecidedBy, DeskRequest } from '../shared/request-desk.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { MewMessage } from './messages.js';
 import { isRequest, readRequestId, requestOf } from './requests.js';
@@ -11,12 +12,12 @@ import type { MewRequest, RequestId } from './requests.js';
 /** Who settled a request: {@link DecidedBy}, or another client of the daemon (`request_resolved` came first: no response). */
 export type MewDecidedBy = DecidedBy | 'another-client';
 
-export interface RequestDeskHandlers {
+export interface MewDeskHandlers {
   approve?: ApproveCallback | undefined;
   answerQuestion?: AnswerQuestionCallback | undefined;
 }
 
-export interface RequestDeskOutput {
+export interface MewDeskOutput {
   /** Sends one response message (`permission_response`, `plan_approval_response`, `goal_response`, `ask_user_response`). */
   respond(message: MewMessage): void;
   /** Publishes an event. */
@@ -27,47 +28,34 @@ export interface RequestDeskOutput {
   unblocked(key: string): void;
 }
 
-interface Item {
-  key: string;
-  id: RequestId;
-  request: MewRequest;
-  settled: boolean;
-}
+/** A permission's answer (allowed or not), or a question's answers (undefined: cancelled). */
+type Answer = boolean | string[];
 
 /**
  * mew sends a permission request or a question to every attached client and takes the first answer;
- * `request_resolved` then tells everyone it is settled. So: the caller's callbacks run one at a time,
- * in arrival order (as for fuseraft); each request gets exactly one response from this client unless
- * another client settled it first, in which case it gets none (a queued request is dropped unasked, a
- * callback still running is ignored when it returns). Without a callback a permission is denied and a
- * question cancelled. Whatever a callback does (throw, reject, return nonsense, never settle before the
- * run ends) the response is the safe default. A request that cannot be answered (its id cannot be
- * echoed) is surfaced and reported blocked, so the run core bounds the wait; it is unblocked when
+ * `request_resolved` then tells everyone it is settled. So each request gets exactly one response from
+ * this client unless another client settled it first (withdrawn from the desk: a queued request is dropped
+ * unasked, a callback still running is ignored when it returns). Without a callback a permission is denied
+ * and a question cancelled. A request that cannot be answered (its id cannot be echoed, or its kind has
+ * no response) is surfaced and reported blocked, so the run core bounds the wait; it is unblocked when
  * `request_resolved` names it or its turn ends (the agent waits on nothing then).
  */
-export class RequestDesk {
-  readonly #handlers: RequestDeskHandlers;
-  readonly #out: RequestDeskOutput;
-  readonly #queue: Item[] = [];
-  /** Every request not settled yet, by key (queued or in flight). */
-  readonly #open = new Map<string, Item>();
-  /** Every request key seen: a repeated one (a re-broadcast) is the same request and keeps its one answer. */
-  readonly #seen = new Set<string>();
-  /** Requests reported blocked and not settled yet, by key. */
-  readonly #blocked = new Set<string>();
+export class MewDesk {
+  readonly #handlers: MewDeskHandlers;
+  readonly #out: MewDeskOutput;
+  readonly #desk: RequestDesk<Answer>;
   /** Counts requests without any id, to name each one. */
   #unnamed = 0;
-  #inFlight: Item | undefined;
-  #shutDown = false;
 
-  constructor(handlers: RequestDeskHandlers, out: RequestDeskOutput) {
+  constructor(handlers: MewDeskHandlers, out: MewDeskOutput) {
     this.#handlers = handlers;
     this.#out = out;
+    this.#desk = new RequestDesk<Answer>(out);
   }
 
   /** Requests received and not settled yet. */
   get waiting(): number {
-    return this.#open.size;
+    return this.#desk.waiting;
   }
 
   /** Takes a request or a `request_resolved`; false for any other message. */
@@ -88,134 +76,81 @@ export class RequestDesk {
       return true;
     }
     this.#out.report(passthrough(message, request.ask === 'approval' ? `approval requested: ${request.subject}` : `${request.subject} asked`));
-    this.#enqueue({ key: id.key, id: id.id, request, settled: false });
+    this.#desk.add(this.#deskRequest(id.key, id.id, request));
     return true;
   }
 
   /** The turn ended: mew waits on none of its requests any longer. */
   turnEnded(): void {
-    for (const key of this.#blocked) this.#out.unblocked(key);
-    this.#blocked.clear();
+    this.#desk.unblockAll();
   }
 
   /** The run is ending: every open request gets its safe default now, as do later ones; late callback results are ignored. */
   shutDown(): void {
-    this.#shutDown = true;
-    const head = this.#inFlight;
-    this.#inFlight = undefined;
-    if (head !== undefined) this.#answer(head, undefined, 'shutdown');
-    this.#pump();
+    this.#desk.shutDown();
+  }
+
+  #deskRequest(key: string, id: RequestId, request: MewRequest): DeskRequest<Answer> {
+    const base = {
+      key,
+      respond: (answer: Answer | undefined, decidedBy: DecidedBy, error?: unknown) => {
+        this.#out.respond(request.ask === 'approval' ? request.respond(answer === true) : request.respond(Array.isArray(answer) ? answer : undefined));
+        this.#report(id, request, answer, decidedBy, error);
+      },
+      withdrawn: () => this.#report(id, request, undefined, 'another-client'),
+    };
+    if (request.ask === 'approval') {
+      const approve = this.#handlers.approve;
+      return { ...base, ask: approve === undefined ? undefined : () => approve(request.approval), accept: (value) => acceptApproval(request.approval, value) };
+    }
+    const answerQuestion = this.#handlers.answerQuestion;
+    return {
+      ...base,
+      // The questions one after another; a null answer (or the request settled meanwhile) cancels them all.
+      ask: answerQuestion === undefined ? undefined : async (current) => {
+        const answers: string[] = [];
+        for (const question of request.questions) {
+          const value: unknown = await answerQuestion(question);
+          if (value === null) return null;
+          if (typeof value !== 'string') throw new TypeError('answerQuestion returned neither a string nor null');
+          answers.push(value);
+          if (!current()) return null;
+        }
+        return answers;
+      },
+      accept: (value) => ({ answer: Array.isArray(value) ? (value as string[]) : undefined }),
+    };
   }
 
   /** A request no response can answer: surfaced to the caller, reported blocked to the core. */
   #block(message: MewMessage, key: string, problem: string): void {
     this.#out.report(passthrough(message, `${message.type} cannot be answered: ${problem}`));
-    if (this.#blocked.has(key)) return;
-    this.#blocked.add(key);
-    this.#out.blocked(key, `a mew ${message.type} (${problem})`);
+    this.#desk.block(key, `a mew ${message.type} (${problem})`);
   }
 
-  /** `request_resolved {request_id}`: a client (maybe this one) settled it; drop it if this client has not answered yet. */
+  /** `request_resolved {request_id}`: a client (maybe this one) settled it; withdrawn from the desk if this client has not answered yet. */
   #resolved(message: MewMessage): void {
     const { key } = readRequestId(message['request_id']);
-    if (key !== undefined && this.#blocked.delete(key)) {
+    if (key !== undefined && this.#desk.unblock(key)) {
       this.#out.report(passthrough(message, 'a request subvisor could not answer was resolved'));
-      this.#out.unblocked(key);
       return;
     }
-    const item = key === undefined ? undefined : this.#open.get(key);
-    if (item === undefined) {
+    if (key === undefined || !this.#desk.has(key)) {
       this.#out.report(passthrough(message, 'request resolved'));
       return;
     }
-    this.#settle(item);
-    const index = this.#queue.indexOf(item);
-    if (index >= 0) this.#queue.splice(index, 1);
     this.#out.report(passthrough(message, 'request resolved by another client: dismissed unanswered'));
-    this.#report(item, undefined, 'another-client');
-    if (this.#inFlight === item) {
-      this.#inFlight = undefined;
-      this.#pump();
-    }
+    this.#desk.withdraw(key);
   }
 
-  #enqueue(item: Item): void {
-    if (this.#seen.has(item.key)) return;
-    this.#seen.add(item.key);
-    this.#open.set(item.key, item);
-    this.#queue.push(item);
-    this.#pump();
-  }
-
-  #pump(): void {
-    while (this.#inFlight === undefined && this.#queue.length > 0) {
-      const item = this.#queue.shift()!;
-      if (this.#shutDown) this.#answer(item, undefined, 'shutdown');
-      else this.#ask(item);
-    }
-  }
-
-  #ask(item: Item): void {
-    const callback = item.request.ask === 'approval' ? this.#handlers.approve : this.#handlers.answerQuestion;
-    if (callback === undefined) return this.#answer(item, undefined, 'no-callback');
-    this.#inFlight = item;
-    // #decide never rejects: every failure of a callback is an answer (the safe default).
-    void this.#decide(item).then((value) => {
-      if (this.#inFlight !== item) return; // settled meanwhile (shutdown, another client)
-      this.#inFlight = undefined;
-      this.#answer(item, value.answer, value.error === undefined ? 'callback' : 'callback-error', value.error);
-      this.#pump();
-    });
-  }
-
-  /** Runs the callback(s) of one item; never rejects. `answer` undefined means the safe default. */
-  async #decide(item: Item): Promise<{ answer: boolean | string[] | undefined; error?: unknown }> {
-    const request = item.request;
-    try {
-      if (request.ask === 'approval') {
-        const value: unknown = await this.#handlers.approve!(request.approval);
-        if (typeof value !== 'boolean' && value !== 'approve-unknown-kind') {
-          return { answer: false, error: new TypeError('approve returned neither a boolean nor "approve-unknown-kind"') };
-        }
-        return { answer: approves(request.approval, value) };
-      }
-      const answers: string[] = [];
-      for (const question of request.questions) {
-        const value: unknown = await this.#handlers.answerQuestion!(question);
-        if (value === null) return { answer: undefined };
-        if (typeof value !== 'string') return { answer: undefined, error: new TypeError('answerQuestion returned neither a string nor null') };
-        answers.push(value);
-        if (this.#inFlight !== item) return { answer: undefined };
-      }
-      return { answer: answers };
-    } catch (error) {
-      return { answer: undefined, error };
-    }
-  }
-
-  /** Sends the item's one response and reports it. `value` undefined means the safe default (deny, cancel). */
-  #answer(item: Item, value: boolean | string[] | undefined, decidedBy: MewDecidedBy, error?: unknown): void {
-    if (item.settled) return;
-    this.#settle(item);
-    const request = item.request;
-    this.#out.respond(request.ask === 'approval' ? request.respond(value === true) : request.respond(Array.isArray(value) ? value : undefined));
-    this.#report(item, value, decidedBy, error);
-  }
-
-  #settle(item: Item): void {
-    item.settled = true;
-    this.#open.delete(item.key);
-  }
-
-  #report(item: Item, value: boolean | string[] | undefined, decidedBy: MewDecidedBy, error?: unknown): void {
-    const why = error === undefined ? {} : { callbackError: error instanceof Error ? error.message : String(error) };
+  #report(id: RequestId, request: MewRequest, value: Answer | undefined, decidedBy: MewDecidedBy, error?: unknown): void {
+    const why = callbackError(error);
     const by = decidedBy === 'callback' ? '' : ` (${decidedBy})`;
-    const requestId = String(item.id);
-    if (item.request.ask === 'approval') {
+    const requestId = String(id);
+    if (request.ask === 'approval') {
       const approved = value === true;
       const verb = decidedBy === 'another-client' ? 'left to another client:' : approved ? 'allowed' : 'denied';
-      const { responseType, subject, approval } = item.request;
-      this.#out.report({ type: 'info', nativeType: responseType, summary: `${verb} ${subject}${by}`, kind: approval.kind, requestId, approved, decidedBy, ...why });
+      this.#out.report({ type: 'info', nativeType: request.responseType, summary: `${verb} ${request.subject}${by}`, kind: request.approval.kind, requestId, approved, decidedBy, ...why });
       return;
     }
     const answered = Array.isArray(value);

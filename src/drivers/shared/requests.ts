@@ -1,6 +1,7 @@
 // What every driver with approvals shares: a request's fields copied for the caller, and whether an answer approves.
 import type { ApprovalRequest } from '../../protocol/requests.js';
 import type { JsonObject } from '../../wire/index.js';
+import type { Accepted } from './request-desk.js';
 
 /** The frame's fields without `type`, copied so the caller cannot change what the driver keeps. */
 export function fieldsOf(frame: JsonObject): JsonObject {
@@ -18,17 +19,26 @@ export function approves(request: ApprovalRequest, answer: unknown): boolean {
   return answer === true && request.known;
 }
 
-/** Who decided a response: the caller's callback, or one of the driver's safe defaults. */
-export type DecidedBy =
-  /** The callback's answer. */
-  | 'callback'
-  /** No callback was given: deny (approvals) or skip (questions). */
-  | 'no-callback'
-  /** The callback answered `true` for an unknown kind: denied (only 'approve-unknown-kind' approves one). */
-  | 'unknown-kind'
-  /** The callback threw, rejected, or returned something that is not an answer. */
-  | 'callback-error'
-  /** The line was unusable (no kind / no question): denied or skipped without asking. */
-  | 'invalid-request'
-  /** The run is being cancelled or ended: every waiting request is denied or skipped at once. */
-  | 'shutdown';
+/**
+ * An `approve` callback's value as the desk's answer (approved or not): `true` approves a known kind only
+ * (for an unknown kind it is a denial, `unknown-kind`); a value that is neither a boolean nor
+ * `'approve-unknown-kind'` is a denial with the error why.
+ */
+export function acceptApproval(request: ApprovalRequest, value: unknown): Accepted<boolean> {
+  if (value === true && !request.known) return { answer: false, decidedBy: 'unknown-kind' };
+  if (typeof value !== 'boolean' && value !== 'approve-unknown-kind') {
+    return { answer: false, error: new TypeError('approve returned neither a boolean nor "approve-unknown-kind"') };
+  }
+  return { answer: approves(request, value) };
+}
+
+/** An `answerQuestion` callback's value as the desk's answer: the text, or null to skip; anything else skips with the error why. */
+export function acceptAnswer(value: unknown): Accepted<string | null> {
+  if (typeof value === 'string' || value === null) return { answer: value };
+  return { answer: undefined, error: new TypeError('answerQuestion returned neither a string nor null') };
+}
+
+/** The `callbackError` field of a response's report, when the callback failed. */
+export function callbackError(error: unknown): { callbackError?: string } {
+  return error === undefined ? {} : { callbackError: error instanceof Error ? error.message : String(error) };
+}

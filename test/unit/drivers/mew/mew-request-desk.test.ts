@@ -2,18 +2,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import { checkMessage, snakeTag, spellTag } from '../../../../src/drivers/mew/messages.js';
 import type { MewMessage } from '../../../../src/drivers/mew/messages.js';
-import { RequestDesk } from '../../../../src/drivers/mew/request-desk.js';
-import type { RequestDeskHandlers } from '../../../../src/drivers/mew/request-desk.js';
+import { MewDesk } from '../../../../src/drivers/mew/request-desk.js';
+import type { MewDeskHandlers } from '../../../../src/drivers/mew/request-desk.js';
 import type { RunEventDraftOf } from '../../../../src/api/types.js';
 
 /** The info events that report a response (or a request left to another client). */
 const RESPONSES = ['permission_response', 'plan_approval_response', 'goal_response', 'ask_user_response'];
 
-function desk(handlers: RequestDeskHandlers = {}) {
+function desk(handlers: MewDeskHandlers = {}) {
   const sent: MewMessage[] = [];
   const events: RunEventDraftOf<'info'>[] = [];
   const blocked: unknown[][] = [];
-  const made = new RequestDesk(handlers, {
+  const made = new MewDesk(handlers, {
     respond: (m) => void sent.push(m),
     report: (d) => void events.push(d),
     blocked: (key, what) => void blocked.push(['blocked', key, what]),
