@@ -27,6 +27,8 @@ export { fakeFuseraftServe } from './fuseraft-serve/daemon.js';
 export type { FakeFuseraftServe, FakeFuseraftServeOptions, ReceivedMessage } from './fuseraft-serve/daemon.js';
 export * from './fuseraft-serve/scenario.js';
 
+export { linkedStdio } from './linked-stdio.js';
+export type { LinkedStdio, StdioPeer } from './linked-stdio.js';
 export { createInMemoryRun } from './in-memory.js';
 export type { InMemoryChild, InMemoryProtocol, InMemoryRun, ReceivedControl } from './in-memory.js';
 export { fakeMewDaemon } from './mew/server.js';
