@@ -47,7 +47,9 @@ export function linkedStdio(pid = 4242): LinkedStdio {
   let inputEnded = false;
   let failWith: string | undefined;
   stdin.setEncoding('utf8');
-  stdin.on('data', (chunk: string) => {
+  // Like a pipe, neither side sees a write within the call that made it: both directions go through one FIFO of turns.
+  const later = (fn: () => void) => void setImmediate(fn);
+  stdin.on('data', (chunk: string) => later(() => {
     pending += chunk;
     for (let newline = pending.indexOf('\n'); newline !== -1; newline = pending.indexOf('\n')) {
       const line = pending.slice(0, newline);
@@ -55,8 +57,8 @@ export function linkedStdio(pid = 4242): LinkedStdio {
       lines.push(line);
       for (const listener of [...listeners]) listener(line);
     }
-  });
-  stdin.on('end', () => (inputEnded = true));
+  }));
+  stdin.on('end', () => later(() => (inputEnded = true)));
   const originalWrite = stdin.write.bind(stdin);
   stdin.write = ((...args: Parameters<PassThrough['write']>) => {
     if (failWith === undefined) return originalWrite(...args);
@@ -70,8 +72,11 @@ export function linkedStdio(pid = 4242): LinkedStdio {
     get inputEnded() {
       return inputEnded;
     },
-    send: (line) => void stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`),
-    sendRaw: (text) => void stdout.write(text),
+    send: (line) => {
+      const text = `${typeof line === 'string' ? line : JSON.stringify(line)}\n`;
+      later(() => void stdout.write(text));
+    },
+    sendRaw: (text) => later(() => void stdout.write(text)),
     onLine: (listener) => void listeners.push(listener),
     nextLine: () => {
       if (taken < lines.length) return Promise.resolve(lines[taken++]!);
@@ -86,7 +91,7 @@ export function linkedStdio(pid = 4242): LinkedStdio {
     },
     end: () => {
       ended = true;
-      stdout.end();
+      later(() => stdout.end());
     },
     failInput: (code = 'EPIPE') => void (failWith = code),
   };

@@ -97,6 +97,11 @@ export class PendingRequests<Result> {
     return handlers !== undefined;
   }
 
+  /** Forgets `id` without calling its handlers (a request that could not be sent after all). */
+  forget(id: RequestKey): void {
+    this.#end(keyOf(id));
+  }
+
   /** The channel is closed: every pending request fails (`closed`, `reason`), in the order they were sent, as will any added later. */
   close(reason: string): void {
     if (this.#closed !== undefined) return;

@@ -21,8 +21,11 @@ export const STDOUT_DRAIN_MS = 2000;
 export interface StdioLines {
   /** One whole stdout line, without its newline; `lineNumber` counts from 1. */
   line(text: string, lineNumber: number): void;
-  /** A line passed the bound and is skipped: its rejection (`too-large`, its `type` sniffed when it starts with one). */
-  overlong(rejection: FrameRejection, lineNumber: number): void;
+  /**
+   * A line passed the bound and is skipped: its rejection (`too-large`, its `type` sniffed when it starts
+   * with one), and its first bytes (`head`, decoded) for a protocol that must sniff more (a request's id).
+   */
+  overlong(rejection: FrameRejection, lineNumber: number, head: string): void;
 }
 
 export interface StdioChannelOptions {
@@ -71,7 +74,7 @@ export class StdioChannel {
     const lines = options.lines;
     this.#receiver = {
       line: (text, lineNumber) => lines.line(text, lineNumber),
-      tooLong: (lineNumber, limit, head) => lines.overlong(overlongRejection(head, `stdout line ${lineNumber}`, limit), lineNumber),
+      tooLong: (lineNumber, limit, head) => lines.overlong(overlongRejection(head, `stdout line ${lineNumber}`, limit), lineNumber, head),
     };
   }
 

@@ -24,6 +24,11 @@ function channel(options: Partial<StdioChannelOptions> = {}) {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Waits (turn by turn, at most 1000 of them) until `check` holds. */
+async function until(check: () => boolean): Promise<void> {
+  for (let turns = 0; !check() && turns < 1000; turns++) await turn();
+}
+
 describe('StdioChannel', () => {
   it('hands over whole lines in order; an overlong one is skipped with its rejection; a cut last line comes back from finish', async () => {
     const { channel: c, peer, lines, overlong } = channel();
@@ -32,7 +37,7 @@ describe('StdioChannel', () => {
     peer.send(`{"type":"approval_request","pad":"${'x'.repeat(100)}"}`);
     peer.send({ type: 'c' });
     peer.sendRaw('{"type":"cut');
-    await turn();
+    await until(() => lines.length === 3);
     expect(lines).toEqual([[1, '{"type":"a"}'], [2, '{"type":"b"}'], [4, '{"type":"c"}']]);
     expect(overlong).toEqual([[3, { code: 'too-large', reason: 'stdout line 3 is longer than the 64-byte line bound (maxFrameBytes); skipped', lineType: 'approval_request' }]]);
     peer.end();
@@ -43,13 +48,13 @@ describe('StdioChannel', () => {
     const { channel: c, peer, lines, setPause } = channel();
     setPause(true);
     peer.send({ n: 1 });
-    await turn();
+    await until(() => lines.length === 1);
     peer.send({ n: 2 });
-    await turn();
+    for (let turns = 0; turns < 5; turns++) await turn();
     expect(lines).toHaveLength(1);
     setPause(false);
     c.resume();
-    await turn();
+    await until(() => lines.length === 2);
     expect(lines.map(([, text]) => text)).toEqual(['{"n":1}', '{"n":2}']);
   });
 
@@ -62,7 +67,7 @@ describe('StdioChannel', () => {
     c.endInput();
     expect(c.inputOpen).toBe(false);
     expect(c.write({ type: 'late' })).toEqual({ ok: false, code: 'closed', reason: "the child's stdin is closed" });
-    await turn();
+    await until(() => peer.inputEnded);
     expect(peer.lines).toEqual(['{"type":"user_input","text":"hi"}']);
     expect(peer.inputEnded).toBe(true);
   });
@@ -71,7 +76,7 @@ describe('StdioChannel', () => {
     const { channel: c, peer, failures } = channel();
     peer.failInput('EPIPE');
     c.write({ a: 1 });
-    await turn();
+    await until(() => failures.length > 0);
     expect(c.write({ a: 2 })).toMatchObject({ ok: false, code: 'closed' });
     expect(failures).toEqual(['EPIPE']);
   });
@@ -85,7 +90,7 @@ describe('StdioChannel', () => {
     expect(lines).toEqual([[1, '{"last":true}']]);
     // Nothing read after the drain.
     peer.send({ later: true });
-    await turn();
+    for (let turns = 0; turns < 5; turns++) await turn();
     expect(lines).toHaveLength(1);
     c.dispose();
   });
