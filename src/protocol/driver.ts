@@ -127,7 +127,7 @@ export interface DriverSink {
    */
   rejected(event: RejectedEvent, bytes?: number, countedAhead?: boolean): void;
   /**
-   * A line read ahead of its publication (see {@link DriverContext.backpressure}), after its facts: the
+   * Fen only: a line read ahead of its publication (see {@link DriverContext.backpressure}), after its facts: the
    * child is writing (the stall watchdog sees it), the automatic close is considered as after a
    * published event, and a `rejected` one counts now; its event is published later.
    */
@@ -195,7 +195,8 @@ export interface DriverContext {
    */
   shouldPause(): boolean;
   /**
-   * Backpressure for a driver that reads facts ahead of events (Fen: its file is the buffer): while true
+   * Backpressure for a driver that reads facts ahead of events (Fen only: its file is the buffer; a driver
+   * that reads a pipe or a socket uses {@link DriverContext.shouldPause}): while true
    * the consumers are over their high-water mark and events should wait, while the facts (acks,
    * turns, result, exit) are still reported as the child writes them; {@link Driver.resume} follows
    * when it is false again.
@@ -203,7 +204,7 @@ export interface DriverContext {
   backpressure(): boolean;
 }
 
-/** What {@link Driver.finish} may report. */
+/** What {@link Driver.finish} may report (Fen only: a driver whose events are still to be read from a file). */
 export interface FinishReport {
   /**
    * Every fact is in, but events are still to be published as the consumers take them (the file is
@@ -223,6 +224,13 @@ export interface FinishReport {
  * The core calls `launch` once, then `attach` once after spawning (never without a process, nor when
  * the spawn failed), `send`/`resume` any number of times, `finish` once after the process exited (or
  * after `gone`), `dispose` at least once at the very end (and from the parent's exit hook).
+ *
+ * A driver of a child that speaks lines on its stdio (HEP, fuseraft, the agents' drivers) needs only
+ * `closeWhenIdle`, `launch`, `attach`, `send`, `resume`, `finish` and `dispose`, and builds them on
+ * `src/drivers/shared/` (the stdio channel, the decoder, the request desk, the correlator, the JSON-RPC
+ * peer). The optional members serve a channel of files (Fen: `channelDir`, `readsAhead`, a durable run's
+ * `Launch.ownFiles`/`durableDir`/`priorControls`, `FinishReport.eventsBehind`) or a run without a process
+ * (a daemon: `disconnect`); the core's default is the answer for everyone else.
  */
 export interface Driver {
   /**
@@ -233,14 +241,15 @@ export interface Driver {
   /**
    * Whether the driver reads facts ahead of the events held back ({@link DriverContext.backpressure}):
    * then events kept for an iterator not created yet are bounded too, as the run ends without them.
+   * Default false (a driver that stops reading under {@link DriverContext.shouldPause}).
    */
-  readonly readsAhead: boolean;
-  /** The private channel directory, for protocols that have one (Fen); '' otherwise. */
-  readonly channelDir: string;
+  readonly readsAhead?: boolean;
+  /** The private channel directory, for protocols that have one (Fen); default '' (`run.channelDir`). */
+  readonly channelDir?: string;
   /** Sets the channel up (and sends the task when the protocol writes it). Throwing fails the run before anything started. */
   launch(): Launch;
-  /** The child was spawned: start reading its pipes. */
-  attach(io: ProcessIO): void;
+  /** The child was spawned: start reading its pipes. Optional for a driver whose plan starts no process it reads (a daemon). */
+  attach?(io: ProcessIO): void;
   /** Carries one control. Never throws. */
   send(control: Control): SendOutcome;
   /** Backpressure eased, or an ack is awaited: read what is waiting. */
@@ -250,8 +259,8 @@ export interface Driver {
    * final facts (a HEP driver reports `exit` from the exit code here). The core waits for the promise.
    */
   finish(exit: ProcessExitInfo | undefined): void | FinishReport | Promise<void | FinishReport>;
-  /** Drivers without a process: drop the connection (the kill ladder's last step); `gone` follows. */
-  disconnect(): void;
+  /** Drivers without a process: drop the connection (the kill ladder's last step); `gone` follows. Never called for a run with a process. */
+  disconnect?(): void;
   /**
    * Releases everything (files, descriptors, sockets) synchronously. Idempotent. A driver with
    * {@link FinishReport.eventsBehind} pending may keep what those events are read from (an open

@@ -204,7 +204,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   }
 
   get channelDir(): string {
-    return this.#driver.channelDir;
+    return this.#driver.channelDir ?? '';
   }
 
   get ended(): boolean {
@@ -260,7 +260,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
 
   /** The driver reads facts ahead of the events it holds back (Fen): a pool may stop relaying while nobody iterates. */
   protected override get readsAhead(): boolean {
-    return this.#driver.readsAhead;
+    return this.#driver.readsAhead ?? false;
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -303,7 +303,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       this.#end(undefined, { cancel: true });
     }
     if (owned.watch !== undefined) watchLiveRun(this, owned.watch);
-    this.#driver.attach({
+    this.#driver.attach?.({
       pid: child.pid,
       stdin: child.stdin,
       stdout: child.stdout,
@@ -373,7 +373,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     }
     this.#disconnectTimer = setTimeout(() => {
       this.#disconnectTimer = undefined;
-      this.#driver.disconnect();
+      this.#driver.disconnect?.();
       this.#onPeerGone();
     }, graceMs);
   }

@@ -97,8 +97,6 @@ export interface InMemoryProtocol {
 
 class InMemoryDriver implements Driver {
   readonly closeWhenIdle = true;
-  readonly readsAhead = false;
-  readonly channelDir = '';
   readonly received: ReceivedControl[] = [];
   onControl: ((received: ReceivedControl) => void) | undefined;
   disconnected = false;
@@ -117,10 +115,6 @@ class InMemoryDriver implements Driver {
     const task = this.#context.options.task;
     if (task === undefined) return {};
     return { taskRef: this.#receive({ type: 'prompt', text: task }) };
-  }
-
-  attach(): void {
-    // No process: nothing to attach.
   }
 
   send(control: Control): SendOutcome {

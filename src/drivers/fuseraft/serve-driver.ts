@@ -14,8 +14,6 @@ import type { ServeFacts } from './serve-session.js';
  */
 class FuseraftServeDriver implements Driver {
   readonly closeWhenIdle = true;
-  readonly readsAhead = false;
-  readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #channel: DaemonChannel;
   readonly #session: ServeSession;
@@ -53,10 +51,6 @@ class FuseraftServeDriver implements Driver {
     this.#channel.open();
     const taskRef = this.#session.taskRef;
     return taskRef === undefined ? {} : { taskRef };
-  }
-
-  attach(): void {
-    // No process.
   }
 
   send(control: Control): SendOutcome {

@@ -22,8 +22,6 @@ const LEAVE_GRACE_MS = 1000;
  */
 class MewDriver implements Driver {
   readonly closeWhenIdle = true;
-  readonly readsAhead = false;
-  readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #channel: DaemonChannel;
   readonly #session: MewSession;
