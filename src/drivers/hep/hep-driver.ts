@@ -1,5 +1,4 @@
-// Fa's HEP v1 driver: `command args -p <task>`, stdout lines to the pure session, cancel as SIGINT, the exit code at the end.
-import type { Readable } from 'node:stream';
+// Fa's HEP v1 driver: `command args -p <task>`, stdout lines (the shared stdio channel) to the pure session, cancel as SIGINT, the exit code at the end.
 import type {
   Control,
   Driver,
@@ -11,8 +10,7 @@ import type {
   SendOutcome,
 } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import { LineSplitter } from '../../text/line-splitter.js';
-import type { LineReceiver } from '../../text/line-splitter.js';
+import { StdioChannel } from '../shared/stdio/channel.js';
 import { HepSession } from './hep-session.js';
 
 /** Why each control HEP cannot carry is refused (its Ack is `rejected` with this reason). */
@@ -30,26 +28,20 @@ const UNSUPPORTED: Record<Exclude<Control['type'], 'cancel'>, string> = {
  */
 export class HepDriver implements Driver {
   readonly closeWhenIdle = false;
-  readonly readsAhead = false;
-  readonly channelDir = '';
   readonly #context: DriverContext;
-  readonly #splitter: LineSplitter;
   readonly #session: HepSession;
-  /** Where the splitter hands each stdout line (one object for the run, not one per line). */
-  readonly #lines: LineReceiver;
-  #io: ProcessIO | undefined;
-  #stdoutClosed: Promise<void> = Promise.resolve();
+  readonly #channel: StdioChannel;
   /** The task is ref 1; the controls sent later count on from 2. */
   #nextRef = 2;
 
   constructor(context: DriverContext) {
     this.#context = context;
-    this.#splitter = new LineSplitter(context.options.maxFrameBytes);
     this.#session = new HepSession(context.sink, context.runId, 1);
-    this.#lines = {
-      line: (text) => this.#session.line(text),
-      tooLong: (_lineNumber, limit) => this.#session.tooLong(limit),
-    };
+    this.#channel = new StdioChannel({
+      maxLineBytes: context.options.maxFrameBytes,
+      shouldPause: () => context.shouldPause(),
+      lines: { line: (text) => this.#session.line(text), overlong: (rejection) => this.#session.overlong(rejection) },
+    });
   }
 
   launch(): Launch {
@@ -67,16 +59,7 @@ export class HepDriver implements Driver {
   }
 
   attach(io: ProcessIO): void {
-    this.#io = io;
-    const stdout = io.stdout;
-    if (stdout === undefined) return;
-    this.#stdoutClosed = new Promise((resolve) => stdout.once('close', resolve));
-    stdout.on('data', (chunk: Buffer) => {
-      this.#splitter.write(chunk, this.#lines);
-      if (this.#context.shouldPause()) stdout.pause();
-    });
-    // A read error ends the stream like EOF; what was read stands.
-    stdout.on('error', () => undefined);
+    this.#channel.attach(io);
   }
 
   send(control: Control): SendOutcome {
@@ -84,7 +67,7 @@ export class HepDriver implements Driver {
     let answer: [status: 'accepted' | 'rejected', reason: string | undefined];
     if (control.type === 'cancel') {
       // HEP's cancel is SIGINT: fa writes `cancelled` and exits 130.
-      const delivered = this.#io?.signal('SIGINT') ?? false;
+      const delivered = this.#channel.signal('SIGINT');
       answer = delivered ? ['accepted', undefined] : ['rejected', 'the child has already exited'];
     } else {
       answer = ['rejected', UNSUPPORTED[control.type]];
@@ -95,24 +78,17 @@ export class HepDriver implements Driver {
   }
 
   resume(): void {
-    const stdout: Readable | undefined = this.#io?.stdout;
-    if (stdout?.isPaused() === true) stdout.resume();
+    this.#channel.resume();
   }
 
   async finish(exit: ProcessExitInfo | undefined): Promise<void> {
     if (exit === undefined || exit.spawnFailed) return;
-    // The pipe may still hold the last frames: read until every writer closed it (the core's reap closes it at the latest).
-    this.#io?.stdout?.resume();
-    await this.#stdoutClosed;
-    this.#session.end(this.#splitter.finish(), exit);
-  }
-
-  disconnect(): void {
-    // Never called: a HEP run always has a process.
+    // The pipe may still hold the last frames: read them (bounded), then how the process ended.
+    this.#session.end(await this.#channel.finish(), exit);
   }
 
   dispose(): void {
-    this.#io?.stdout?.destroy();
+    this.#channel.dispose();
   }
 }
 

@@ -1,9 +1,15 @@
 // HEP v1's protocol logic, pure: stdout lines to run facts and events, and the exit code to how the run ended. No I/O.
 import type { DriverSink, ProcessExitInfo } from '../../protocol/driver.js';
-import type { ExitRunEvent, RejectedCode, RunEvent, RunEventDraft, RunEventDraftOf } from '../../protocol/index.js';
-import { addUsage, toUsage } from '../../wire/index.js';
-import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
-import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from './frames.js';
+import type { ExitRunEvent, RejectedCode, RunEventDraft, RunEventDraftOf } from '../../protocol/index.js';
+import { addUsage } from '../../wire/index.js';
+import type { JsonValue, Usage } from '../../wire/index.js';
+import { EventStamper } from '../shared/envelope.js';
+import { fieldRejection } from '../shared/field-rules.js';
+import { decodeTypedFrame } from '../shared/json-line.js';
+import type { FrameRejection } from '../shared/json-line.js';
+import { rejectedEvent } from '../shared/rejected.js';
+import { readUsage } from '../shared/usage-reader.js';
+import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame } from './frames.js';
 import type { HepFrame } from './frames.js';
 
 /** Exit codes of `fa` (seed 001 and its code): 0 ok, 1 provider error, 64 usage error, 130 cancelled. */
@@ -31,6 +37,7 @@ type Terminal = 'done' | 'error' | 'cancelled';
 export class HepSession {
   readonly #sink: DriverSink;
   readonly #runId: string;
+  readonly #stamper: EventStamper;
   /** The task prompt's ref, acked (made up) when the first round starts. */
   #taskRef: number | undefined;
   #seq = 0;
@@ -51,6 +58,7 @@ export class HepSession {
   constructor(sink: DriverSink, runId: string, taskRef: number) {
     this.#sink = sink;
     this.#runId = runId;
+    this.#stamper = new EventStamper(runId);
     this.#taskRef = taskRef;
   }
 
@@ -68,11 +76,11 @@ export class HepSession {
     this.#publish({ type: 'control-ack', status, ref, ...(reason === undefined ? {} : { reason }) }, this.#seq);
   }
 
-  /** A stdout line reached `limit` bytes before its newline: it is skipped. */
-  tooLong(limit: number): void {
+  /** A stdout line longer than `maxFrameBytes` was skipped (`rejection` from the channel). */
+  overlong(rejection: FrameRejection): void {
     if (this.#stopped) return;
     this.#skippedFrames++;
-    this.#reject(++this.#seq, 'too-large', `a stdout line reached ${limit} bytes (maxFrameBytes) before its newline; skipped`);
+    this.#sink.rejected(rejectedEvent(rejection, false, ++this.#seq));
   }
 
   /** One whole stdout line. */
@@ -83,12 +91,12 @@ export class HepSession {
       this.#header(text, seq);
       return;
     }
-    const parsed = parseLine(text);
-    if (!parsed.ok) {
-      this.#reject(seq, parsed.code, parsed.reason);
+    const decoded = decodeTypedFrame(text, `stdout line ${seq}`);
+    if (decoded.rejection !== undefined) {
+      this.#sink.rejected(rejectedEvent(decoded.rejection, false, seq));
       return;
     }
-    const frame = parsed.frame;
+    const frame = decoded.value;
     if (frame.type === 'hep_header') {
       this.#reject(seq, 'out-of-order', 'a second hep_header; ignored', frame.type);
       return;
@@ -100,7 +108,7 @@ export class HepSession {
     }
     const errors = frameErrors(frame);
     if (errors.length > 0) {
-      this.#reject(seq, 'invalid-payload', `a ${frame.type} frame with invalid fields`, frame.type, [...errors]);
+      this.#sink.rejected(rejectedEvent(fieldRejection(`stdout line ${seq}`, frame.type, [...errors]), false, seq));
       return;
     }
     this.#frame(frame, seq);
@@ -112,11 +120,11 @@ export class HepSession {
       this.#stopped = true;
       const code = problem.code === 'version-mismatch' ? 'version-mismatch' : 'protocol-error';
       this.#sink.fatal(code, `protocol failure (${code}): ${problem.reason}`);
-      this.#reject(seq, problem.code === 'version-mismatch' ? 'version-mismatch' : 'invalid', problem.reason, undefined, undefined, true);
+      this.#reject(seq, problem.code === 'version-mismatch' ? 'version-mismatch' : 'invalid', problem.reason, undefined, true);
       return;
     }
     this.#headerSeen = true;
-    const frame = (parseLine(text) as { frame: HepFrame }).frame;
+    const frame = decodeTypedFrame(text, 'stdout line 1').value!;
     if (typeof frame['session'] === 'string') this.#sink.session(frame['session']);
     this.#sink.ready();
     this.#publish(addExtras({ type: 'ready', protocol: 'hep' }, frame, NONE), seq);
@@ -192,8 +200,7 @@ export class HepSession {
         seq,
       );
     }
-    const reported = frame['usage'] as JsonObject | undefined;
-    const usage = reported === undefined ? undefined : toUsage(reported);
+    const usage = readUsage(frame, { object: 'usage' });
     if (usage !== undefined) this.#usage = addUsage(this.#usage ?? {}, usage);
     this.#terminal = 'done';
     this.#lastTurnDone = { seq, message: frame['message'] as string, stopReason: frame['stop_reason'] as string };
@@ -278,32 +285,12 @@ export class HepSession {
     this.#sink.event(event);
   }
 
-  /** Adds the envelope to `event` itself (each is a fresh object, published once: no copy per event). */
   #publish(event: RunEventDraft, seq: number): void {
-    const stamped = event as RunEventDraft & { v: 1; seq: number; run: string };
-    stamped.v = 1;
-    stamped.seq = seq;
-    stamped.run = this.#runId;
-    this.#sink.event(stamped as RunEvent);
+    this.#sink.event(this.#stamper.at(event, seq));
   }
 
-  #reject(
-    seq: number,
-    code: RejectedCode,
-    reason: string,
-    lineType?: string,
-    errors?: string[],
-    fatal = false,
-  ): void {
-    this.#sink.rejected({
-      type: 'rejected',
-      code,
-      reason,
-      fatal,
-      seq,
-      ...(lineType === undefined ? {} : { lineType }),
-      ...(errors === undefined ? {} : { errors }),
-    });
+  #reject(seq: number, code: RejectedCode, reason: string, lineType?: string, fatal = false): void {
+    this.#sink.rejected(rejectedEvent({ code, reason, ...(lineType === undefined ? {} : { lineType }) }, fatal, seq));
   }
 }
 

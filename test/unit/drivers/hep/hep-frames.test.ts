@@ -1,16 +1,17 @@
 // HEP v1 frame parsing, the header check and field checks, as pure functions (no process).
 import { describe, expect, it } from 'vitest';
-import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame, parseLine } from '../../../../src/drivers/hep/frames.js';
+import { addExtras, frameErrors, headerProblem, isBounded, isKnownFrame } from '../../../../src/drivers/hep/frames.js';
+import { decodeTypedFrame } from '../../../../src/drivers/shared/json-line.js';
 import type { HepFrame } from '../../../../src/drivers/hep/frames.js';
 import type { RunEventDraftOf } from '../../../../src/api/types.js';
 
 describe('HEP frames', () => {
-  it('parses a frame, and says why a line is not one', () => {
-    expect(parseLine('{"type":"agent_start","turn_id":1}')).toEqual({ ok: true, frame: { type: 'agent_start', turn_id: 1 } });
-    expect(parseLine('this is not json {')).toMatchObject({ ok: false, code: 'malformed' });
-    expect(parseLine('[1,2,3]')).toMatchObject({ ok: false, code: 'invalid' });
-    expect(parseLine('{"type":7}')).toMatchObject({ ok: false, code: 'invalid' });
-    expect(parseLine('null')).toMatchObject({ ok: false, code: 'invalid' });
+  it('parses a frame (the shared decoder), and says why a line is not one', () => {
+    expect(decodeTypedFrame('{"type":"agent_start","turn_id":1}', 'stdout line 2')).toEqual({ value: { type: 'agent_start', turn_id: 1 } });
+    expect(decodeTypedFrame('this is not json {', 'stdout line 2').rejection).toMatchObject({ code: 'malformed' });
+    expect(decodeTypedFrame('[1,2,3]', 'stdout line 2').rejection).toMatchObject({ code: 'invalid' });
+    expect(decodeTypedFrame('{"type":7}', 'stdout line 2').rejection).toMatchObject({ code: 'invalid' });
+    expect(decodeTypedFrame('null', 'stdout line 2').rejection).toMatchObject({ code: 'invalid' });
   });
 
   it('accepts v1 headers (minor versions too) and refuses prose and other majors', () => {

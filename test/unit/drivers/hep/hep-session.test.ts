@@ -1,6 +1,7 @@
 // HEP's pure session: stdout lines and the exit code to run facts and events, with a recording sink (no process).
 import { describe, expect, it } from 'vitest';
 import { HepSession } from '../../../../src/drivers/hep/hep-session.js';
+import { overlongRejection } from '../../../../src/drivers/shared/json-line.js';
 import type { DriverSink } from '../../../../src/protocol/driver.js';
 
 /** A sink that records every fact as `name args`, and the events' types in order. */
@@ -90,7 +91,7 @@ describe('HepSession', () => {
     session.line(line({ type: 'agent_start', turn_id: 1 }));
     session.line('this is not json {');
     session.line(line({ type: 'mystery_frame', turn_id: 1 }));
-    session.tooLong(100);
+    session.overlong(overlongRejection('{"type":"message_delta",', 'stdout line 5', 100));
     session.end('{"type":"turn_do', { exitCode: 1, signal: null, spawnFailed: false });
     expect(events.filter((event) => event.type === 'rejected').map((event) => event['code'])).toEqual(['malformed', 'too-large', 'malformed']);
     expect(events.some((event) => event.type === 'passthrough')).toBe(true);
