@@ -176,6 +176,8 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
   }
   const output = resolveOutput(options.outputSchema, options.outputInstructions, task);
   checkTracing(options.tracing);
+  // Checked in its place among the options below (the first bad option is the one reported).
+  let maxFinalTextBytes = 0;
   return {
     protocol: options.protocol ?? 'fen',
     command,
@@ -196,7 +198,9 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     keepAlive: options.keepAlive ?? false,
     stateDir: options.stateDir ?? tmpdir(),
     signal: options.signal,
-    maxFinalTextBytes: size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes),
+    maxFinalTextBytes: (maxFinalTextBytes = size('maxFinalTextBytes', options.maxFinalTextBytes ?? RUN_DEFAULTS.maxFinalTextBytes)),
+    // The same bound, read as what it is for the protocols that assemble their answer from streamed text.
+    maxAnswerChars: maxFinalTextBytes,
     maxFrameBytes: Math.max(1, size('maxFrameBytes', options.maxFrameBytes ?? RUN_DEFAULTS.maxFrameBytes)),
     keepFiles: options.keepFiles ?? false,
     retainEvents: options.retainEvents ?? true,

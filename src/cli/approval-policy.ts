@@ -1,4 +1,4 @@
-// supervise --approve never|always-known|ask: the approve callback of fuseraft and mew runs, and how a request is shown.
+// supervise --approve never|always-known|ask: the approve callback of the runs whose child asks for approvals, and how a request is shown.
 import type { ApprovalRequest, ApproveCallback } from '../protocol/requests.js';
 
 export type ApproveMode = 'never' | 'always-known' | 'ask';
@@ -40,7 +40,7 @@ export function approveCallbackFor(mode: ApproveMode, ask: AskLine | undefined, 
 
 /** A few lines describing an approval request for a human. Values are the child's: cut, never interpreted. */
 export function describeRequest(request: ApprovalRequest): string {
-  const lines = [`${request.protocol === 'mew' ? 'mew' : 'fuseraft'} asks for approval: ${request.kind}${request.known ? '' : ' (a kind subvisor does not know)'}`];
+  const lines = [`${request.protocol} asks for approval: ${request.kind}${request.known ? '' : ' (a kind subvisor does not know)'}`];
   const show = (label: string, value: string | null) => lines.push(`  ${label}: ${value === null ? '(none)' : cut(value)}`);
   if (!request.known) {
     for (const [key, value] of Object.entries(request.fields)) if (key !== 'kind') show(key, JSON.stringify(value));

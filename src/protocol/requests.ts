@@ -6,8 +6,13 @@ export const KNOWN_APPROVAL_KINDS = ['shell_command', 'tool_action', 'file_write
 
 /** Fields common to every approval request handed to `approve`. */
 export interface ApprovalBase {
-  /** Which driver asked: the chat (`fuseraft`), the orchestration bridge (`fuseraft-bridge`), the fuseraft daemon (`fuseraft-serve`) or a mew daemon (`mew`). */
-  protocol: 'fuseraft' | 'fuseraft-bridge' | 'fuseraft-serve' | 'mew';
+  /**
+   * Which protocol asked: the name the run was started with (`RunOptions.protocol`, `ConnectOptions.protocol`),
+   * one of the registry's protocols that ask for approvals (`fuseraft`, `fuseraft-bridge`, `fuseraft-serve`,
+   * `mew` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
+   * run's options, so a protocol added there needs no edit here.
+   */
+  protocol: string;
   /** Every field of the `approval_request` line except `type`, as fuseraft sent it (untrusted). */
   fields: JsonObject;
 }

@@ -23,7 +23,14 @@ export interface ResolvedRunOptions {
   keepAlive: boolean;
   stateDir: string;
   signal: AbortSignal | undefined;
+  /** Fen: the largest `final-text-path` file read, in bytes (`RunOptions.maxFinalTextBytes`). */
   maxFinalTextBytes: number;
+  /**
+   * The longest answer kept, in characters (UTF-16 code units), by a driver that assembles its answer from
+   * streamed or sent text (fuseraft, fuseraft serve, mew, and the agents' drivers): `RunOptions.maxFinalTextBytes`
+   * read as a character count; a longer answer is cut there and marked truncated.
+   */
+  maxAnswerChars: number;
   maxFrameBytes: number;
   keepFiles: boolean;
   retainEvents: boolean;

@@ -1,7 +1,7 @@
 // A recording FuseraftIo + SessionFacts pair for the fuseraft session unit tests, with hand-fired timers.
 import type { JsonObject } from '../../src/wire/index.js';
 import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
-import type { LineRejection } from '../../src/drivers/fuseraft/frames.js';
+import type { FrameRejection } from '../../src/drivers/shared/json-line.js';
 import type { FuseraftIo, SessionFacts } from '../../src/drivers/fuseraft/session-io.js';
 
 export interface Recorder {
@@ -12,7 +12,7 @@ export interface Recorder {
   /** Every fact, in order, as [name, ...args]. */
   log: unknown[][];
   events: EventDraft[];
-  rejections: Array<{ rejection: LineRejection; fatal: boolean }>;
+  rejections: Array<{ rejection: FrameRejection; fatal: boolean }>;
   deliveries: Array<[number, string]>;
   inputEnded: () => boolean;
   sigints: () => number;

@@ -4,7 +4,8 @@ import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { bridgeDisplayDraft, usageOf } from './event-drafts.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
-import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine } from './frames.js';
+import { FUSERAFT_PROTOCOL_VERSION, readLine } from './frames.js';
+import type { FrameRejection } from '../shared/json-line.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
@@ -17,6 +18,8 @@ import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.
 import type { Control } from '../../protocol/driver.js';
 
 export interface BridgeSessionOptions {
+  /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
+  protocol: string;
   approve?: ApproveCallback | undefined;
   /** The task (already on fuseraft's command line): gives it a ref, answered `accepted` on `ready`. */
   task?: string | undefined;
@@ -68,7 +71,7 @@ export class BridgeSession {
     if (options.task !== undefined) this.#taskRef = this.#nextRef++;
     this.#interrupter = new Interrupter(io, options.interruptGraceMs);
     this.#desk = new PromptDesk(
-      { protocol: 'fuseraft-bridge', approve: options.approve },
+      { protocol: options.protocol, approve: options.approve },
       { respond: (line) => this.#write(line), report: (draft) => facts.event(draft) },
     );
   }
@@ -90,9 +93,9 @@ export class BridgeSession {
     if (read.frame !== undefined) this.#onFrame(read.frame, read.usable);
   }
 
-  /** A stdout line longer than the bound was skipped; `prefix` is its first bytes. */
-  onOverlongLine(prefix: string, limit: number): void {
-    const rejection = overlongLine(prefix, ++this.#lineNumber, limit);
+  /** A stdout line longer than the bound was skipped (its rejection, its type sniffed from its first bytes). */
+  onOverlongLine(rejection: FrameRejection): void {
+    ++this.#lineNumber;
     this.#facts.rejected(rejection, false);
     if (rejection.lineType === 'approval_request') this.#desk.approvalRequested({ type: 'approval_request' }, false);
   }

@@ -1,6 +1,7 @@
 // Maps fuseraft's display frames (repl and bridge) to subvisor's RunEvent shapes, before the envelope.
-import { toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
+import { readUsage } from '../shared/usage-reader.js';
+import type { UsageSpec } from '../shared/usage-reader.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
 import type { EventDraft } from '../shared/event-drafts.js';
@@ -75,12 +76,10 @@ export function bridgeDisplayDraft(frame: Frame): EventDraft | undefined {
   }
 }
 
-/** Token usage of a frame (message_end, an AgentMessage, result): its counts that are present and not null. */
+/** Where fuseraft's frames (message_end, an AgentMessage, result) carry their token counts: members of their own, nullable. */
+const FUSERAFT_USAGE: UsageSpec = { counts: ['inputTokens', 'outputTokens', 'cachedInputTokens'] };
+
+/** Token usage of a frame: its counts that are present and not null. */
 export function usageOf(source: JsonObject): Usage | undefined {
-  const counts: JsonObject = {};
-  for (const key of ['inputTokens', 'outputTokens', 'cachedInputTokens']) {
-    const value = countField(source, key);
-    if (value !== undefined) counts[key] = value;
-  }
-  return Object.keys(counts).length === 0 ? undefined : toUsage(counts);
+  return readUsage(source, FUSERAFT_USAGE);
 }

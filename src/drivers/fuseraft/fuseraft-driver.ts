@@ -1,22 +1,18 @@
-// The fuseraft drivers behind the seam: the spawn plan, stdin/stdout plumbing, and session facts to the run core.
+// The fuseraft drivers behind the seam: the spawn plan, the session on the shared stdio channel, session facts to the run core.
 import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import type { RejectedEvent, RunEvent } from '../../protocol/index.js';
-import { LineSplitter } from '../../text/line-splitter.js';
-import type { LineReceiver } from '../../text/line-splitter.js';
-import type { JsonObject } from '../../wire/index.js';
 import { BridgeSession } from './bridge-session.js';
-import type { EventDraft } from '../shared/event-drafts.js';
-import type { LineRejection } from './frames.js';
+import { EventStamper } from '../shared/envelope.js';
+import type { FrameRejection } from '../shared/json-line.js';
+import { nodeTimer } from '../shared/pending-requests.js';
+import { rejectedEvent } from '../shared/rejected.js';
+import { StdioChannel } from '../shared/stdio/channel.js';
 import { ReplSession } from './repl-session.js';
 import type { FuseraftIo, SessionFacts } from './session-io.js';
 import { answerAfterReturn, forwardFacts } from '../shared/session.js';
 
 /** Which fuseraft transport a driver speaks. */
 type Mode = 'repl' | 'bridge';
-
-/** How long the driver waits for stdout to end after the process exited (a grandchild may hold it open). */
-const STDOUT_DRAIN_MS = 2000;
 
 /** The env variable that lets fuseraft ask questions on stdio (seed 002). */
 const QUESTIONS_ENV = 'FUSERAFT_VSCODE_QUESTIONS';
@@ -28,47 +24,45 @@ function shortGraceMs(options: ResolvedRunOptions): number {
 
 /**
  * One fuseraft run: `repl --vscode` (a chat) or `run --bridge` (an orchestration session). The
- * protocol logic lives in the pure sessions; this class spawns, feeds them stdout lines, writes their
- * stdin lines, and turns their facts into the core's.
+ * protocol logic lives in the pure sessions; this class spawns, puts them on the shared stdio channel
+ * (stdout lines in, stdin lines out), and turns their facts into the core's.
  */
 class FuseraftDriver implements Driver {
   readonly closeWhenIdle: boolean;
-  readonly readsAhead = false;
-  readonly channelDir = '';
   readonly #context: DriverContext;
   readonly #mode: Mode;
   readonly #session: ReplSession | BridgeSession;
-  readonly #lines: LineSplitter;
-  /** Where the splitter hands each stdout line (one object for the run, not one per line). */
-  readonly #receiver: LineReceiver = {
-    line: (text) => this.#session.onLine(text),
-    tooLong: (_lineNumber, limit, head) => this.#session.onOverlongLine(head, limit),
-  };
-  readonly #timers = new Set<NodeJS.Timeout>();
-  #io: ProcessIO | undefined;
-  #stdoutClosed: Promise<void> | undefined;
-  #stdinFailed = false;
+  readonly #channel: StdioChannel;
+  readonly #stamper: EventStamper;
+  readonly #timers = new Set<{ clear(): void }>();
   #exitReported = false;
   #finished = false;
-  #seq = 0;
 
   constructor(context: DriverContext, mode: Mode) {
     this.#context = context;
     this.#mode = mode;
     this.closeWhenIdle = mode === 'repl';
+    this.#stamper = new EventStamper(context.runId);
     const options = context.options;
-    this.#lines = new LineSplitter(options.maxFrameBytes);
+    this.#channel = new StdioChannel({
+      maxLineBytes: options.maxFrameBytes,
+      shouldPause: () => context.shouldPause(),
+      lines: { line: (text) => this.#session.onLine(text), overlong: (rejection) => this.#session.onOverlongLine(rejection) },
+      // Usually the child is exiting (EPIPE): its exit decides the outcome; later writes report themselves.
+      inputFailed: (what) => context.sink.event(this.#stamper.next({ type: 'error', error: `fuseraft's stdin failed (${what})`, source: 'subvisor' })),
+    });
     const io: FuseraftIo = {
-      write: (line) => this.#write(line),
-      endInput: () => this.#io?.stdin?.end(),
-      interrupt: () => void this.#io?.signal('SIGINT'),
+      write: (line) => this.#channel.write(line).ok,
+      endInput: () => this.#channel.endInput(),
+      interrupt: () => void this.#channel.signal('SIGINT'),
       setTimer: (fn, ms) => this.#timer(fn, ms),
     };
     const common = {
+      protocol: options.protocol,
       approve: options.approve,
       task: options.task,
       interruptGraceMs: shortGraceMs(options),
-      maxAnswerChars: options.maxFinalTextBytes,
+      maxAnswerChars: options.maxAnswerChars,
     };
     this.#session =
       mode === 'repl'
@@ -90,16 +84,7 @@ class FuseraftDriver implements Driver {
   }
 
   attach(io: ProcessIO): void {
-    this.#io = io;
-    io.stdin?.on('error', (error: NodeJS.ErrnoException) => this.#onStdinError(error));
-    const stdout = io.stdout;
-    if (stdout === undefined) return;
-    this.#stdoutClosed = new Promise((resolve) => stdout.once('close', () => resolve()));
-    stdout.on('data', (chunk: Buffer) => {
-      if (this.#finished) return;
-      this.#lines.write(chunk, this.#receiver);
-      if (this.#context.shouldPause()) stdout.pause();
-    });
+    this.#channel.attach(io);
   }
 
   send(control: Control): SendOutcome {
@@ -109,20 +94,14 @@ class FuseraftDriver implements Driver {
   }
 
   resume(): void {
-    if (!this.#finished) this.#io?.stdout?.resume();
+    this.#channel.resume();
   }
 
   async finish(exit: ProcessExitInfo | undefined): Promise<void> {
-    const stdout = this.#io?.stdout;
-    if (stdout !== undefined && this.#stdoutClosed !== undefined) {
-      // Read everything the child wrote before it went; a grandchild holding stdout open is not waited for.
-      stdout.resume();
-      await Promise.race([this.#stdoutClosed, new Promise<void>((resolve) => this.#timer(resolve, STDOUT_DRAIN_MS))]);
-    }
-    const unterminated = this.#lines.finish();
+    // Read everything the child wrote before it went (bounded: a grandchild holding stdout open is not waited for).
+    const unterminated = await this.#channel.finish();
     if (unterminated !== undefined) this.#session.onLine(unterminated);
     this.#finished = true;
-    stdout?.destroy();
     const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
     if (!this.#exitReported && end !== undefined && exit?.spawnFailed !== true) {
       this.#exitReported = true;
@@ -131,16 +110,11 @@ class FuseraftDriver implements Driver {
     this.#clearTimers();
   }
 
-  disconnect(): void {
-    // Never called: a fuseraft run always has a process.
-  }
-
   dispose(): void {
     this.#finished = true;
     this.#session.dispose();
     this.#clearTimers();
-    this.#io?.stdout?.destroy();
-    this.#io?.stdin?.destroy();
+    this.#channel.dispose();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -148,7 +122,7 @@ class FuseraftDriver implements Driver {
   #facts(): SessionFacts {
     return {
       // A bridge turn is one agent's: the session goes on by itself, so the state stays running.
-      ...forwardFacts(this.#context, (draft) => this.#context.sink.event(this.#stamp(draft)), { idle: this.#mode === 'repl' }),
+      ...forwardFacts(this.#context, (draft) => this.#context.sink.event(this.#stamper.next(draft)), { idle: this.#mode === 'repl' }),
       rejected: (rejection, fatal) => this.#rejected(rejection, fatal),
       ending: () => this.#onEnding(),
     };
@@ -165,61 +139,30 @@ class FuseraftDriver implements Driver {
     }, shortGraceMs(this.#context.options));
   }
 
-  #rejected(rejection: LineRejection, fatal: boolean): void {
-    const event: RejectedEvent = { type: 'rejected', code: rejection.code, reason: rejection.reason, fatal };
-    if (rejection.lineType !== undefined) event.lineType = rejection.lineType;
-    if (rejection.errors !== undefined) event.errors = rejection.errors;
+  #rejected(rejection: FrameRejection, fatal: boolean): void {
     if (fatal) this.#context.sink.fatal('version-mismatch', `protocol failure (${rejection.code}): ${rejection.reason}`);
-    this.#context.sink.rejected(event);
-  }
-
-  /**
-   * Adds the envelope to the draft itself (each draft is a fresh object the session hands over once; a
-   * copy per event was the driver's largest cost). fuseraft has no sequence numbers: `seq` counts the run's events.
-   */
-  #stamp(draft: EventDraft): RunEvent {
-    const event = draft as RunEvent & { v: 1; seq: number; run: string };
-    event.v = 1;
-    event.seq = ++this.#seq;
-    event.run = this.#context.runId;
-    return event;
-  }
-
-  #write(line: JsonObject): boolean {
-    const stdin = this.#io?.stdin;
-    if (stdin === undefined || this.#stdinFailed || stdin.destroyed || stdin.writableEnded) return false;
-    stdin.write(`${JSON.stringify(line)}\n`);
-    return true;
-  }
-
-  #onStdinError(error: NodeJS.ErrnoException): void {
-    if (this.#stdinFailed) return;
-    this.#stdinFailed = true;
-    // Usually the child is exiting (EPIPE): its exit decides the outcome; later writes report themselves.
-    this.#context.sink.event(this.#stamp({ type: 'error', error: `fuseraft's stdin failed (${error.code ?? error.message})`, source: 'subvisor' }));
+    this.#context.sink.rejected(rejectedEvent(rejection, fatal));
   }
 
   #timer(fn: () => void, ms: number): { clear(): void } {
-    const timer = setTimeout(() => {
+    const timer = nodeTimer(() => {
       this.#timers.delete(timer);
       fn();
     }, ms);
-    timer.unref();
     this.#timers.add(timer);
     return {
       clear: () => {
-        clearTimeout(timer);
+        timer.clear();
         this.#timers.delete(timer);
       },
     };
   }
 
   #clearTimers(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) timer.clear();
     this.#timers.clear();
   }
 }
-
 
 /** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */
 export const fuseraftProtocol: Protocol = {

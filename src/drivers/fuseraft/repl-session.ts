@@ -4,7 +4,8 @@ import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { displayDraft, usageOf } from './event-drafts.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
-import { FUSERAFT_PROTOCOL_VERSION, overlongLine, readLine } from './frames.js';
+import { FUSERAFT_PROTOCOL_VERSION, readLine } from './frames.js';
+import type { FrameRejection } from '../shared/json-line.js';
 import { stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
 import { Interrupter } from './interrupter.js';
@@ -22,6 +23,8 @@ export const DEFAULT_FINALIZE_PROMPT =
   'Stop working on the task now. Do not call any more tools: reply with your final answer, summarising what was done and what is left.';
 
 export interface ReplSessionOptions {
+  /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
+  protocol: string;
   approve?: ApproveCallback | undefined;
   answerQuestion?: AnswerQuestionCallback | undefined;
   /** The first prompt, sent as `user_input` as soon as fuseraft is ready. Its ref is 1. */
@@ -87,7 +90,7 @@ export class ReplSession {
     this.#interrupter = new Interrupter(io, options.interruptGraceMs);
     this.#inputs = new MidTurnInputs(facts);
     this.#desk = new PromptDesk(
-      { protocol: 'fuseraft', approve: options.approve, answerQuestion: options.answerQuestion },
+      { protocol: options.protocol, approve: options.approve, answerQuestion: options.answerQuestion },
       { respond: (line) => this.#write(line), report: (draft) => facts.event(draft) },
     );
     if (options.task !== undefined) this.#taskRef = this.#nextRef++;
@@ -114,9 +117,9 @@ export class ReplSession {
     if (read.frame !== undefined) this.#onFrame(read.frame, read.usable);
   }
 
-  /** A stdout line longer than the bound was skipped; `prefix` is its first bytes. */
-  onOverlongLine(prefix: string, limit: number): void {
-    const rejection = overlongLine(prefix, ++this.#lineNumber, limit);
+  /** A stdout line longer than the bound was skipped (its rejection, its type sniffed from its first bytes). */
+  onOverlongLine(rejection: FrameRejection): void {
+    ++this.#lineNumber;
     this.#facts.rejected(rejection, false);
     // fuseraft now waits for a response nobody could judge: answer it safely rather than stall.
     if (rejection.lineType === 'approval_request') this.#desk.approvalRequested({ type: 'approval_request' }, false);

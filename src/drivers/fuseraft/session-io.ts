@@ -1,7 +1,7 @@
 // What a fuseraft session needs from the process and reports beyond the shared facts: its I/O, its rejections, its end.
 import type { JsonObject } from '../../wire/index.js';
 import type { SessionSink } from '../shared/session.js';
-import type { LineRejection } from './frames.js';
+import type { FrameRejection } from '../shared/json-line.js';
 
 /** The process side of a session (the driver adapter implements it; tests record it). */
 export interface FuseraftIo {
@@ -18,7 +18,7 @@ export interface FuseraftIo {
 /** The facts a fuseraft session reports: the shared ones, its line rejections, and that fuseraft is about to exit. */
 export interface SessionFacts extends SessionSink {
   /** A line that was not (fully) accepted. `fatal` ones end the run `failed`. */
-  rejected(rejection: LineRejection, fatal: boolean): void;
+  rejected(rejection: FrameRejection, fatal: boolean): void;
   /** fuseraft said it is about to exit (`session_end`, `result`): `provisionalEnd()` says how the run ended. */
   ending(): void;
 }

@@ -66,6 +66,8 @@ export class StdioChannel {
   #inputFailed = false;
   #inputEnded = false;
   #finished = false;
+  /** Ends the drain's wait at once (dispose): its timer is cleared. */
+  #stopDrain: (() => void) | undefined;
 
   constructor(options: StdioChannelOptions) {
     this.#options = options;
@@ -137,18 +139,28 @@ export class StdioChannel {
     const stdout = this.#io?.stdout;
     if (stdout !== undefined && this.#stdoutClosed !== undefined && !this.#finished) {
       stdout.resume();
-      let timer: { clear(): void } | undefined;
-      await Promise.race([this.#stdoutClosed, new Promise<void>((resolve) => (timer = this.#setTimer(resolve, this.#options.drainMs ?? STDOUT_DRAIN_MS)))]);
-      timer?.clear();
+      await Promise.race([
+        this.#stdoutClosed,
+        new Promise<void>((resolve) => {
+          const timer = this.#setTimer(resolve, this.#options.drainMs ?? STDOUT_DRAIN_MS);
+          this.#stopDrain = () => {
+            timer.clear();
+            resolve();
+          };
+        }),
+      ]);
+      this.#stopDrain?.();
+      this.#stopDrain = undefined;
     }
     this.#finished = true;
     stdout?.destroy();
     return this.#splitter.finish();
   }
 
-  /** Releases the pipes, synchronously; idempotent. */
+  /** Releases the pipes and the drain's timer, synchronously; idempotent. */
   dispose(): void {
     this.#finished = true;
+    this.#stopDrain?.();
     this.#io?.stdout?.destroy();
     this.#io?.stdin?.destroy();
   }

@@ -21,7 +21,7 @@ function result(succeeded: boolean, extra: object = {}) {
 
 function session(options: Partial<BridgeSessionOptions> = {}) {
   const rec = recorder();
-  const made = new BridgeSession(rec.io, rec.facts, { interruptGraceMs: 1000, maxAnswerChars: 1_000_000, ...options });
+  const made = new BridgeSession(rec.io, rec.facts, { protocol: 'fuseraft-bridge', interruptGraceMs: 1000, maxAnswerChars: 1_000_000, ...options });
   return { rec, session: made, feed: (...frames: Array<object | string>) => rec.feed(made, ...frames) };
 }
 

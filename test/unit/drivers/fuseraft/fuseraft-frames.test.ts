@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { displayDraft, usageOf } from '../../../../src/drivers/fuseraft/event-drafts.js';
 import { passthrough, withExtras } from '../../../../src/drivers/shared/event-drafts.js';
-import { overlongLine, readLine, TOOL_OUTPUT_CAP } from '../../../../src/drivers/fuseraft/frames.js';
+import { readLine, TOOL_OUTPUT_CAP } from '../../../../src/drivers/fuseraft/frames.js';
+import { overlongRejection } from '../../../../src/drivers/shared/json-line.js';
 import type { Frame } from '../../../../src/drivers/fuseraft/frames.js';
 
 describe('readLine', () => {
@@ -15,7 +16,7 @@ describe('readLine', () => {
     const noise = readLine('Model switched to gpt-x (secret-ish text)', 7);
     expect(noise.frame).toBeUndefined();
     expect(noise.rejection).toEqual({ code: 'malformed', reason: 'stdout line 7 is not JSON (41 characters)' });
-    expect(readLine('', 8).rejection?.reason).toBe('stdout line 8 is an empty line');
+    expect(readLine('', 8).rejection?.reason).toBe('stdout line 8 is empty');
   });
 
   it('rejects JSON that is not an object with a string type', () => {
@@ -32,19 +33,19 @@ describe('readLine', () => {
     const read = readLine('{"type":"token","text":42}', 3);
     expect(read.usable).toBe(false);
     expect(read.frame).toEqual({ type: 'token' });
-    expect(read.rejection).toMatchObject({ code: 'invalid-payload', lineType: 'token', errors: ['text is not a string'] });
+    expect(read.rejection).toMatchObject({ code: 'invalid-payload', lineType: 'token', errors: ['text must be a string'] });
   });
 
   it('keeps a frame usable when only optional fields are wrong, dropping them', () => {
     const read = readLine('{"type":"message_end","turnIndex":"x","inputTokens":10,"outputTokens":null}', 1);
     expect(read.usable).toBe(true);
     expect(read.frame).toEqual({ type: 'message_end', inputTokens: 10, outputTokens: null });
-    expect(read.rejection?.errors).toEqual(['turnIndex is not an integer']);
+    expect(read.rejection?.errors).toEqual(['turnIndex must be an integer']);
   });
 
   it('checks enumerations and nested AgentMessage fields', () => {
     expect(readLine('{"type":"interjection","status":"maybe"}', 1).rejection?.errors).toEqual([
-      'status is not one of joined, carried, dropped',
+      'status must be one of joined, carried, dropped',
     ]);
     const bad = readLine('{"type":"agent_message","message":{"agentName":"A"}}', 1);
     expect(bad.usable).toBe(false);
@@ -66,14 +67,14 @@ describe('readLine', () => {
   });
 });
 
-describe('overlongLine', () => {
+describe('an overlong line (the shared overlongRejection)', () => {
   it('sniffs the type of an overlong frame from its first bytes', () => {
-    expect(overlongLine('{"type":"approval_request","kind":"file_write","newContent":"aaaa', 4, 1024)).toEqual({
+    expect(overlongRejection('{"type":"approval_request","kind":"file_write","newContent":"aaaa', 'stdout line 4', 1024)).toEqual({
       code: 'too-large',
       reason: 'stdout line 4 is longer than the 1024-byte line bound (maxFrameBytes); skipped',
       lineType: 'approval_request',
     });
-    expect(overlongLine('{"kind":"x","type":"approval_request"', 4, 1024).lineType).toBeUndefined();
+    expect(overlongRejection('{"kind":"x","type":"approval_request"', 'stdout line 4', 1024).lineType).toBeUndefined();
   });
 });
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FINALIZE_PROMPT, ReplSession } from '../../../../src/drivers/fuseraft/repl-session.js';
 import type { ReplSessionOptions } from '../../../../src/drivers/fuseraft/repl-session.js';
+import { overlongRejection } from '../../../../src/drivers/shared/json-line.js';
 import { recorder } from '../../../helpers/fuseraft-recorder.js';
 
 const READY = { type: 'ready', protocolVersion: 1, sessionId: 's1', model: 'm', title: null, autoTitle: null, midTurnCommands: [] };
@@ -9,7 +10,7 @@ const OK_EXIT = { exitCode: 0, signal: null };
 
 function session(options: Partial<ReplSessionOptions> = {}, recorderOptions: { stdinBroken?: boolean } = {}) {
   const rec = recorder(recorderOptions);
-  const made = new ReplSession(rec.io, rec.facts, { interruptGraceMs: 1000, maxAnswerChars: 1_000_000, ...options });
+  const made = new ReplSession(rec.io, rec.facts, { protocol: 'fuseraft', interruptGraceMs: 1000, maxAnswerChars: 1_000_000, ...options });
   const feed = (...frames: Array<object | string>) => rec.feed(made, ...frames);
   return { rec, session: made, feed };
 }
@@ -351,9 +352,9 @@ describe('the end', () => {
   it('answers an overlong approval_request line with a denial, and an overlong question with a skip', () => {
     const { rec, session: s, feed } = session({ approve: () => true, answerQuestion: () => 'x' });
     feed(READY);
-    s.onOverlongLine('{"type":"approval_request","kind":"file_write","newContent":"', 1024);
-    s.onOverlongLine('{"type":"question","question":"', 1024);
-    s.onOverlongLine('{"type":"token","text":"', 1024);
+    s.onOverlongLine(overlongRejection('{"type":"approval_request","kind":"file_write","newContent":"', 'stdout line 9', 1024));
+    s.onOverlongLine(overlongRejection('{"type":"question","question":"', 'stdout line 9', 1024));
+    s.onOverlongLine(overlongRejection('{"type":"token","text":"', 'stdout line 9', 1024));
     expect(rec.rejections.map((r) => r.rejection.lineType)).toEqual(['approval_request', 'question', 'token']);
     expect(rec.written).toEqual([
       { type: 'approval_response', approved: false },
