@@ -37,12 +37,13 @@ class FuseraftServeDriver implements Driver {
       },
       this.#facts(),
       {
+        protocol: options.protocol,
         task: options.task,
         resume: connection.resume,
         clientId: connection.clientId,
         approve: options.approve,
         answerQuestion: options.answerQuestion,
-        maxAnswerChars: options.maxFinalTextBytes,
+        maxAnswerChars: options.maxAnswerChars,
       },
     );
   }

@@ -11,8 +11,7 @@ import type { Frame } from './frames.js';
 import { PromptDesk } from './prompt-desk.js';
 import { boundedAnswer } from '../shared/session.js';
 import type { ControlVerdict, SessionSink } from '../shared/session.js';
-import type { ProtocolRejection } from '../shared/socket/daemon-channel.js';
-import type { DaemonFrame, FrameRejection } from '../shared/socket/frame-decoder.js';
+import type { FrameRejection, TypedFrame } from '../shared/json-line.js';
 import { helloOf } from './serve-hello.js';
 import type { Hello } from './serve-hello.js';
 
@@ -38,7 +37,7 @@ export type ServeFailure = Extract<Parameters<DriverSink['fatal']>[0], 'version-
 /** The facts a serve session reports: the shared ones, its rejected messages, its end, and fatal failures. */
 export interface ServeFacts extends SessionSink {
   /** A message that was not (fully) accepted; a `fatal` one ends the run `failed` with `code`. */
-  rejected(rejection: ProtocolRejection | FrameRejection, fatal?: boolean, code?: ServeFailure): void;
+  rejected(rejection: FrameRejection, fatal?: boolean, code?: ServeFailure): void;
   /** A failure the run cannot survive (not tied to one message). */
   fatal(code: ServeFailure, error: string): void;
   /** How the run ended, by the session's own account (a daemon run has no process exit); the session then leaves. */
@@ -46,6 +45,8 @@ export interface ServeFacts extends SessionSink {
 }
 
 export interface ServeSessionOptions {
+  /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
+  protocol: string;
   /** The first task, sent once the daemon's hello is in. Its ref is 1. */
   task?: string | undefined;
   /** A task of this client to collect instead (connectRun's `resume`). */
@@ -190,9 +191,9 @@ export class ServeSession {
 
   /* Frames --------------------------------------------------------------------------------------- */
 
-  onFrame(message: DaemonFrame): void {
+  onFrame(message: TypedFrame): void {
     if (this.#ended) return;
-    const read = checkFrame(message as Frame, `a ${message.type} message from fuseraft serve`);
+    const read = checkFrame(message, `a ${message.type} message from fuseraft serve`);
     if (read.rejection !== undefined) this.#facts.rejected(read.rejection);
     const frame = read.frame!;
     if (!this.#helloSeen) {
@@ -389,7 +390,7 @@ export class ServeSession {
     let live = true;
     this.#silenceDesk = () => (live = false);
     return new PromptDesk(
-      { protocol: 'fuseraft-serve', approve: this.#options.approve, answerQuestion: this.#options.answerQuestion },
+      { protocol: this.#options.protocol, approve: this.#options.approve, answerQuestion: this.#options.answerQuestion },
       {
         respond: (line) => void (live && this.#io.send(line)),
         report: (draft) => void (live && this.#facts.event(draft)),

@@ -7,8 +7,8 @@ import type { ConnectionOptions as TlsConnectOptions } from 'node:tls';
 import type WebSocket from 'ws';
 import type { JsonObject } from '../../../wire/index.js';
 import { LineSplitter } from '../../../text/line-splitter.js';
-import { decodeFrame, overlongFrame } from './frame-decoder.js';
-import type { DaemonFrame, FrameRejection } from './frame-decoder.js';
+import { decodeTypedFrame, overlongRejection } from '../json-line.js';
+import type { FrameRejection, TypedFrame } from '../json-line.js';
 
 /**
  * ws (CommonJS) is loaded by the first WebSocket, synchronously: a program that never connects to a daemon
@@ -59,7 +59,7 @@ export interface ConnectionHandlers {
   /** The connection is open (the WebSocket handshake succeeded). */
   open(): void;
   /** One decoded message. */
-  frame(frame: DaemonFrame): void;
+  frame(frame: TypedFrame): void;
   /** One message that is not a frame (it is skipped; the connection goes on unless it was a too-large WebSocket message). */
   rejected(rejection: FrameRejection): void;
   /** The connection is over, exactly once. */
@@ -203,7 +203,7 @@ class DaemonConnection implements Connection {
     socket.on('error', (error: Error & { code?: string }) => {
       if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
         tooLarge = true;
-        this.#handlers.rejected(overlongFrame('', this.#messages + 1, this.#options.maxFrameBytes));
+        this.#handlers.rejected(overlongRejection('', `message ${this.#messages + 1} from the daemon`, this.#options.maxFrameBytes, false));
       } else if (!this.#open) {
         refusal ??= `could not connect to ${safeTarget(this.#options.target)} (${error.code ?? error.message})`;
       }
@@ -242,14 +242,14 @@ class DaemonConnection implements Connection {
         if (this.#ended) return;
         this.#messages = line.lineNumber;
         if (line.kind === 'line') this.#take(line.text, line.lineNumber);
-        else this.#handlers.rejected(overlongFrame('', line.lineNumber, line.limit));
+        else this.#handlers.rejected(overlongRejection('', `message ${line.lineNumber} from the daemon`, line.limit));
       }
     });
     socket.on('end', () => {
       for (const line of lines.end()) {
         if (this.#ended) return;
         if (line.kind === 'line') this.#take(line.text, line.lineNumber);
-        else this.#handlers.rejected(overlongFrame('', line.lineNumber, line.limit));
+        else this.#handlers.rejected(overlongRejection('', `message ${line.lineNumber} from the daemon`, line.limit));
       }
       socket.end();
     });
@@ -283,8 +283,8 @@ class DaemonConnection implements Connection {
   }
 
   #take(text: string, number: number): void {
-    const decoded = decodeFrame(text, number);
-    if (decoded.frame !== undefined) this.#handlers.frame(decoded.frame);
+    const decoded = decodeTypedFrame(text, `message ${number} from the daemon`);
+    if (decoded.value !== undefined) this.#handlers.frame(decoded.value);
     else this.#handlers.rejected(decoded.rejection);
   }
 

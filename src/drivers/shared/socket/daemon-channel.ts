@@ -1,21 +1,12 @@
 // What every daemon driver shares on top of one connection: the run's events and rejections, backpressure, re-attaching within a grace, and how the connection's end ends the run.
 import type { DriverContext } from '../../../protocol/driver.js';
-import type { RejectedEvent, RunEvent, RunEventDraft } from '../../../protocol/index.js';
+import type { RunEventDraft } from '../../../protocol/index.js';
 import type { JsonObject } from '../../../wire/index.js';
+import { EventStamper } from '../envelope.js';
+import type { FrameRejection, TypedFrame } from '../json-line.js';
+import { rejectedEvent } from '../rejected.js';
 import { openConnection, safeTarget } from './connection.js';
 import type { Connection, ConnectionEnd, ConnectionOptions } from './connection.js';
-import type { DaemonFrame, FrameRejection } from './frame-decoder.js';
-
-/** An event before its envelope (`v`, `seq`, `run`), which {@link DaemonChannel.event} adds. */
-export type DaemonEventDraft = RunEventDraft;
-
-/** A rejection a protocol adds to the transport's (a frame that is JSON but not what the protocol allows). */
-export interface ProtocolRejection {
-  code: RejectedEvent['code'];
-  reason: string;
-  lineType?: string;
-  errors?: string[];
-}
 
 /** What the protocol's driver supplies. */
 export interface DaemonProtocolHooks {
@@ -26,7 +17,7 @@ export interface DaemonProtocolHooks {
   /** A connection is open: send the greeting. `reattach` is true after a reconnect. */
   opened(reattach: boolean): void;
   /** One frame from the daemon. */
-  frame(frame: DaemonFrame): void;
+  frame(frame: TypedFrame): void;
   /**
    * The connection broke (`connection-lost` or `no-pong`) while the run was live: forget what was tied
    * to it (pending approvals: the daemon asks again) and say whether to re-attach (a client id that
@@ -65,13 +56,14 @@ export class DaemonChannel {
   #opened = false;
   #leaving = false;
   #disposed = false;
-  #seq = 0;
+  readonly #stamper: EventStamper;
   /** Set from a loss until the protocol confirms it is re-attached ({@link DaemonChannel.attached}). */
   #repair: Repair | undefined;
 
   constructor(context: DriverContext, hooks: DaemonProtocolHooks) {
     this.#context = context;
     this.#hooks = hooks;
+    this.#stamper = new EventStamper(context.runId);
   }
 
   /** The connection's target as it may be shown (no user info, query or token). */
@@ -106,17 +98,14 @@ export class DaemonChannel {
   }
 
   /** Publishes an event (the envelope is added: `seq` counts the run's events). */
-  event(draft: DaemonEventDraft): void {
-    this.#context.sink.event({ ...draft, v: 1, seq: ++this.#seq, run: this.#context.runId } as RunEvent);
+  event(draft: RunEventDraft): void {
+    this.#context.sink.event(this.#stamper.next(draft));
   }
 
   /** Publishes a rejected message; a `fatal` one also ends the run `failed` with `code` (default `protocol-error`). */
-  rejected(rejection: ProtocolRejection | FrameRejection, fatal = false, code: Parameters<DriverContext['sink']['fatal']>[0] = 'protocol-error'): void {
-    const event: RejectedEvent = { type: 'rejected', code: rejection.code, reason: rejection.reason, fatal };
-    if (rejection.lineType !== undefined) event.lineType = rejection.lineType;
-    if ('errors' in rejection && rejection.errors !== undefined) event.errors = rejection.errors;
-    if (fatal) this.#context.sink.fatal(code, `${rejection.reason}`);
-    this.#context.sink.rejected(event);
+  rejected(rejection: FrameRejection, fatal = false, code: Parameters<DriverContext['sink']['fatal']>[0] = 'protocol-error'): void {
+    if (fatal) this.#context.sink.fatal(code, rejection.reason);
+    this.#context.sink.rejected(rejectedEvent(rejection, fatal));
   }
 
   /** The core eased backpressure (Driver.resume). */

@@ -9,11 +9,11 @@ import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { openConnection, safeTarget } from '../../../../src/drivers/shared/socket/connection.js';
 import type { Connection, ConnectionEnd, ConnectionOptions } from '../../../../src/drivers/shared/socket/connection.js';
-import type { DaemonFrame, FrameRejection } from '../../../../src/drivers/shared/socket/frame-decoder.js';
+import type { FrameRejection, TypedFrame } from '../../../../src/drivers/shared/json-line.js';
 
 interface Recorder {
   opened: boolean;
-  frames: DaemonFrame[];
+  frames: TypedFrame[];
   rejections: FrameRejection[];
   end: Promise<ConnectionEnd>;
   ends: number;

@@ -36,7 +36,7 @@ function session(options: Partial<ServeSessionOptions> = {}) {
     fatal: (code, error) => log.push(['fatal', code, error]),
     exit: (end) => log.push(['exit', end]),
   };
-  const made = new ServeSession(io, facts, { maxAnswerChars: 1_000_000, ...options });
+  const made = new ServeSession(io, facts, { protocol: 'fuseraft-serve', maxAnswerChars: 1_000_000, ...options });
   return {
     session: made,
     sent,
