@@ -43,13 +43,14 @@ class MewDriver implements Driver {
       lost: (end) => this.#session.connectionLost(end.code === 'no-pong' ? 'no-pong' : 'connection-lost', end.reason),
     });
     this.#session = new MewSession(this.#io(), this.#facts(), {
+      protocol: options.protocol,
       task: options.task,
       cwd: options.cwd,
       sessionId: connection.sessionId ?? connection.resume,
       approve: options.approve,
       answerQuestion: options.answerQuestion,
       requestIdPrefix: `subvisor-${options.runId}`,
-      maxAnswerChars: options.maxFinalTextBytes,
+      maxAnswerChars: options.maxAnswerChars,
     });
   }
 
