@@ -90,14 +90,14 @@ export interface ForwardOptions {
 
 /**
  * The shared facts of a session, forwarded to the core: events through `publish` (which stamps them),
- * after the budget's facts they carry; the answer bounded by `maxFinalTextBytes`; a turn's answer only
+ * after the budget's facts they carry; the answer bounded by `maxAnswerChars`; a turn's answer only
  * for a run with an outputSchema.
  */
 export function forwardFacts(context: DriverContext, publish: (draft: EventDraft) => void, options: ForwardOptions = {}): SessionSink {
   const idle = options.idle ?? true;
   const meter = options.meter ?? true;
   const sink = () => context.sink;
-  const maxChars = context.options.maxFinalTextBytes;
+  const maxChars = context.options.maxAnswerChars;
   const checksAnswers = context.options.outputSchema !== undefined;
   return {
     ready: () => sink().ready(),
@@ -142,7 +142,7 @@ export function meterFacts(sink: DriverSink, draft: EventDraft): void {
   }
 }
 
-/** The outcome's answer from a session's: a cut one says so. */
+/** The outcome's answer from a session's: a cut one says so, naming the option the caller sets (maxFinalTextBytes, read as characters here). */
 function answerOf(answer: SessionAnswer | undefined, maxChars: number): Answer {
   if (answer === undefined) return { truncated: false };
   if (!answer.truncated) return { finalText: answer.text, truncated: false };
