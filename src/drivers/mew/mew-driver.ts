@@ -75,9 +75,7 @@ class MewDriver implements Driver {
 
   send(control: Control): SendOutcome {
     if (this.#done) return { kind: 'broken', reason: 'the connection to mew is closed' };
-    const verdict = this.#session.send(control);
-    answerAfterReturn(this.#context.sink, verdict);
-    return { kind: 'sent', ref: verdict.ref };
+    return answerAfterReturn(this.#context.sink, this.#session.send(control));
   }
 
   resume(): void {

@@ -1,6 +1,6 @@
 // What every pure protocol session shares: the facts it reports (SessionSink), its answer, and how a driver forwards them to the core.
 import type { Answer } from '../../protocol/results.js';
-import type { DriverContext, DriverSink } from '../../protocol/driver.js';
+import type { DriverContext, DriverSink, SendOutcome } from '../../protocol/driver.js';
 import type { Delivery } from '../../protocol/index.js';
 import type { Usage } from '../../wire/index.js';
 import type { EventDraft } from './event-drafts.js';
@@ -64,12 +64,17 @@ export interface ControlVerdict {
 }
 
 /**
- * Reports a verdict after `send` returned: the core learns the ref from that return, so the answer (and
- * what the control sets off after it) must come later.
+ * What `Driver.send` returns for a session's verdict (`sent` under its ref), with the verdict reported
+ * after `send` returned: the core learns the ref from that return, so the answer (and what the control
+ * sets off after it) must come later.
  */
-export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): void {
+export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): SendOutcome {
   const status = verdict.status;
-  if (status === undefined) return;
+  if (status !== undefined) reportLater(sink, verdict, status);
+  return { kind: 'sent', ref: verdict.ref };
+}
+
+function reportLater(sink: DriverSink, verdict: ControlVerdict, status: NonNullable<ControlVerdict['status']>): void {
   queueMicrotask(() => {
     sink.ack(verdict.ref, status, verdict.reason);
     if (verdict.injected === true) sink.delivery(verdict.ref, 'injected');
