@@ -78,6 +78,11 @@ const AGENTS: Record<FakeModelAgent, (url: string, home: string) => Written> = {
         '[feedback]',
         'enabled = false',
         '',
+        // Its sandbox makes /tmp writable and leaves empty .git, .codex, .agents, .aws mount points in each writable
+        // root (0.169); TMPDIR (in the private HOME) stays writable.
+        '[sandbox_workspace_write]',
+        'exclude_slash_tmp = true',
+        '',
         '[model_providers.fake-model]',
         'name = "fakeModel"',
         `base_url = "${url}/v1"`,

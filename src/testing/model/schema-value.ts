@@ -4,7 +4,8 @@ import { isObject } from './conversation.js';
 
 /**
  * The value: an object with every property filled, the first enum value (`user` when the enum has it, so Gemini
- * CLI's next-speaker check hands the turn back to the user), `"scripted"` for a string, 0, false, one-item arrays.
+ * CLI's next-speaker check hands the turn back to the user), `"scripted"` for a string, a number's minimum (else 1),
+ * false, one-item arrays.
  */
 export function valueFor(schema: unknown, depth = 0): unknown {
   if (!isObject(schema) || depth > 8) return null;
@@ -23,8 +24,13 @@ export function valueFor(schema: unknown, depth = 0): unknown {
     case 'array':
       return [valueFor(schema['items'], depth + 1)];
     case 'integer':
-    case 'number':
-      return 0;
+    case 'number': {
+      // 1 unless the schema bounds it elsewhere: Gemini CLI's router rejects a complexity_score below 1, which its
+      // schema does not say (only its description: "from 1-100").
+      const minimum = Number(schema['minimum'] ?? schema['exclusiveMinimum'] ?? Number.NaN);
+      const maximum = Number(schema['maximum'] ?? Number.NaN);
+      return Number.isFinite(minimum) ? Math.ceil(minimum) : Number.isFinite(maximum) && maximum < 1 ? Math.floor(maximum) : 1;
+    }
     case 'boolean':
       return false;
     case 'null':

@@ -111,7 +111,7 @@ export async function fakeModel(options: FakeModelOptions): Promise<FakeModel> {
   const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const method = incoming.method ?? 'GET';
     const path = incoming.url ?? '/';
-    const base = { seq: requests.length + 1, method, path, stream: false, userTexts: [], latestTexts: [], toolResults: [], tools: [] };
+    const base = { seq: requests.length + 1, receivedAt: Date.now(), method, path, stream: false, userTexts: [], latestTexts: [], toolResults: [], tools: [] };
     const pathname = path.split('?')[0];
     // Claude Code's connectivity probe (without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).
     if (pathname === '/api/hello' && (method === 'HEAD' || method === 'GET')) {
@@ -203,7 +203,7 @@ export async function fakeModel(options: FakeModelOptions): Promise<FakeModel> {
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       // A bug of fakeModel's own: answered 500 and recorded, never a crash of the test process.
-      record({ seq: requests.length + 1, api: undefined, kind: 'rejected', method: incoming.method ?? '', path: incoming.url ?? '', stream: false, userTexts: [], latestTexts: [], toolResults: [], tools: [], status: 500, reason: String(error), body: undefined, ended: 'complete' });
+      record({ seq: requests.length + 1, receivedAt: Date.now(), api: undefined, kind: 'rejected', method: incoming.method ?? '', path: incoming.url ?? '', stream: false, userTexts: [], latestTexts: [], toolResults: [], tools: [], status: 500, reason: String(error), body: undefined, ended: 'complete' });
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: { message: `fakeModel: ${String(error)}` } }));
     });

@@ -107,6 +107,8 @@ export type ModelRequestKind =
 export interface ModelRequest {
   /** 1-based order of arrival. */
   seq: number;
+  /** When it arrived (`Date.now()`): how long an agent waited before a retry. */
+  receivedAt: number;
   /** The API of the path (undefined for a path of none). */
   api: ModelApi | undefined;
   kind: ModelRequestKind;
