@@ -48,12 +48,7 @@ describe.skipIf(agentBinary('codex') === undefined)('Codex (app-server) against 
   it('streams reasoning and text, asks before exec_command, runs it when accepted, exits 0 on end of stdin', async () => {
     const harness = await agentHarness('codex', { turns: TURNS });
     const codex = harness.start(['app-server']);
-    let id = 0;
-    const call = async (method: string, params: unknown) => {
-      const own = ++id;
-      codex.send({ method, id: own, params });
-      return (await codex.line((line) => line['id'] === own && line['method'] === undefined))['result'] as Record<string, unknown>;
-    };
+    const call = (method: string, params: unknown) => codex.request(method, params);
     await call('initialize', { clientInfo: { name: 'subvisor-test', title: 'subvisor test', version: '0' } });
     codex.send({ method: 'initialized' });
     const { thread } = (await call('thread/start', { cwd: harness.cwd, approvalPolicy: 'untrusted', sandbox: 'workspace-write' })) as { thread: { id: string } };
@@ -83,12 +78,7 @@ describe.skipIf(agentBinary('gemini') === undefined)('Gemini CLI (ACP) against f
   it('streams thoughts and text, asks before run_shell_command, runs it when allowed, exits 0 on end of stdin', async () => {
     const harness = await agentHarness('gemini', { turns: TURNS });
     const gemini = harness.start(['--acp']);
-    let id = 0;
-    const call = async (method: string, params: unknown) => {
-      const own = ++id;
-      gemini.send({ jsonrpc: '2.0', id: own, method, params });
-      return (await gemini.line((line) => line['id'] === own && line['method'] === undefined))['result'] as Record<string, unknown>;
-    };
+    const call = (method: string, params: unknown) => gemini.request(method, params, { jsonrpc: '2.0' });
     const init = await call('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
     expect(init['protocolVersion']).toBe(1);
     const { sessionId } = (await call('session/new', { cwd: harness.cwd, mcpServers: [] })) as { sessionId: string };

@@ -30,6 +30,11 @@ export interface AgentProcess {
   send(message: unknown): void;
   /** Closes stdin. */
   end(): void;
+  /**
+   * Sends a JSON-RPC request (ids 1, 2, ... per process; `envelope` adds members, `{ jsonrpc: '2.0' }` for ACP, none
+   * for Codex's dialect) and resolves with its result; rejects with the error when it answers one.
+   */
+  request(method: string, params: unknown, envelope?: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The first stdout line (already read or still to come) that `matches`; rejects after `timeoutMs` (default 60000). */
   line(matches: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** How the process ended. */
@@ -101,35 +106,43 @@ function startProcess(command: string, args: readonly string[], cwd: string, env
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   // A write after the agent went is not an error of the test.
   child.stdin!.on('error', () => undefined);
+  let requests = 0;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const send = (message: unknown): void => {
+    child.stdin!.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  };
+  const line = (matches: (line: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<Record<string, unknown>> => {
+    const test = (candidate: AgentLine): candidate is Record<string, unknown> => typeof candidate === 'object' && matches(candidate);
+    const seen = lines.find(test);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`no matching line from ${command} within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`));
+      }, timeoutMs);
+      const waiter = (candidate: AgentLine): void => {
+        if (!test(candidate)) return;
+        clearTimeout(timer);
+        waiters.delete(waiter);
+        resolve(candidate);
+      };
+      waiters.add(waiter);
+    });
+  };
   return {
     child,
     lines,
     exited,
     stderr: () => stderr,
-    send(message) {
-      child.stdin!.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
-    },
-    end() {
-      child.stdin!.end();
-    },
-    line(matches, timeoutMs = 60_000) {
-      const test = (line: AgentLine): line is Record<string, unknown> => typeof line === 'object' && matches(line);
-      const seen = lines.find(test);
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(new Error(`no matching line from ${command} within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`));
-        }, timeoutMs);
-        const waiter = (line: AgentLine): void => {
-          if (!test(line)) return;
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolve(line);
-        };
-        waiters.add(waiter);
-      });
+    send,
+    end: () => child.stdin!.end(),
+    line,
+    async request(method, params, envelope = {}) {
+      const id = ++requests;
+      send({ ...envelope, id, method, params });
+      const answer = await line((candidate) => candidate['id'] === id && candidate['method'] === undefined);
+      if (answer['error'] !== undefined) throw new Error(`${method}: ${JSON.stringify(answer['error'])}`);
+      return answer['result'] as Record<string, unknown>;
     },
   };
 }
