@@ -17,11 +17,11 @@ if (claude === undefined) {
   process.exit(0);
 }
 
-// The model's answers, one per request Claude Code makes: thinking and text, then a call of its Bash tool.
+// The model's answers, one per request Claude Code makes: thinking, text and a call of its Bash tool; then, given
+// the tool's output, the answer.
 const model = await fakeModel({
   turns: [
-    { thinking: 'A greeting is asked for.', text: 'Hello from a scripted model.' },
-    { shell: 'echo tool ran' },
+    { thinking: 'The user wants the tool run.', text: 'Running it.', shell: 'echo tool ran' },
     { text: 'The tool said: tool ran.' },
   ],
 });
@@ -35,25 +35,25 @@ for (const [key, value] of Object.entries(setup.env)) {
 const child = spawn(claude, ['--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose'], { cwd, env });
 const lines = createInterface({ input: child.stdout });
 const send = (text) => child.stdin.write(`${JSON.stringify({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' })}\n`);
-const answers = [];
 
 try {
-  send('Say hello');
+  send('Run echo');
+  let result;
   for await (const line of lines) {
     const message = JSON.parse(line);
-    if (message.type !== 'result') continue;
-    answers.push(message.result);
-    if (answers.length === 1) send('Run echo');
-    else break;
+    if (message.type === 'result') {
+      result = message;
+      break;
+    }
   }
   child.stdin.end();
   await new Promise((resolve) => child.once('exit', resolve));
 
-  assert.deepEqual(answers, ['Hello from a scripted model.', 'The tool said: tool ran.']);
-  // What reached the model: the prompts, and the tool's output.
-  assert.equal(model.turnRequests[0].userText, 'Say hello');
-  assert.equal(model.turnRequests[2].toolResults[0].output, 'tool ran');
-  console.log(answers.join('\n'));
+  assert.equal(result.result, 'The tool said: tool ran.');
+  // What reached the model: the prompt, then the tool's output.
+  assert.equal(model.turnRequests[0].userText, 'Run echo');
+  assert.equal(model.turnRequests[1].toolResults[0].output, 'tool ran');
+  console.log(`${result.result} (session ${result.session_id}, $${result.total_cost_usd.toFixed(4)} at the CLI's list price)`);
 } finally {
   child.kill('SIGKILL');
   await model.close(); // also removes the private HOME
