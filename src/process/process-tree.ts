@@ -235,13 +235,14 @@ export class ProcessTree {
    * parent's), the sandbox's wrappers left out: what a tree's usage is summed over.
    */
   members(table: ProcessTable): ProcessRow[] {
-    const rows: ProcessRow[] = [];
-    const group = new Set(this.#groupMembers(table));
-    for (const row of table.values()) {
-      if (this.#isWrapper(row)) continue;
-      if (group.has(row.pid) || this.#known.get(row.pid) === row.start) rows.push(row);
+    const rows = new Map<number, ProcessRow>();
+    for (const pid of this.#groupMembers(table)) rows.set(pid, table.get(pid)!);
+    // Known processes by lookup, not by a pass over the table: a sample serves every tree from one table.
+    for (const [pid, start] of this.#known) {
+      const row = table.get(pid);
+      if (row !== undefined && row.start === start) rows.set(pid, row);
     }
-    return rows;
+    return [...rows.values()].filter((row) => !this.#isWrapper(row));
   }
 
   /**

@@ -1,12 +1,12 @@
 // What process trees use (resident memory, CPU time, processes), sampled from /proc: one process-table pass per tick serves every tree sampled at that interval.
-import { withProcFile } from './proc-files.js';
+import { readProcText, withProcFile } from './proc-files.js';
 import { hasProcFs, scanProcesses } from './proc-table.js';
 import type { ProcessRow, ProcessTable } from './proc-table.js';
 import type { ProcessTree } from './process-tree.js';
 
 /** A tree's use at one sample. */
 export interface TreeUsage {
-  /** Resident anonymous memory of its processes, summed (RssAnon: file-backed and shared pages left out). */
+  /** Resident anonymous memory of its processes, summed (RssAnon: file-backed and shared memory pages left out). */
   memoryBytes: number;
   /** CPU seconds (user + system) of its processes since they started, those of its exited processes kept. */
   cpuSeconds: number;
@@ -68,18 +68,39 @@ class TreeMeter {
   }
 }
 
-/** RssAnon of /proc/<pid>/status in bytes; 0 when it cannot be read (gone, a kernel thread). */
+/**
+ * RssAnon in bytes from /proc/<pid>/statm (resident minus shared, in pages: the shared ones are RssFile and
+ * RssShmem), a third of the kernel's work of /proc/<pid>/status; 0 when it cannot be read (gone).
+ */
 function residentAnonBytes(row: ProcessRow): number {
   try {
-    return withProcFile(`/proc/${row.pid}/status`, (bytes) => {
-      const at = bytes.indexOf('RssAnon:');
-      if (at === -1) return 0;
-      const end = bytes.indexOf(0x0a, at);
-      return Number.parseInt(bytes.toString('latin1', at + 8, end === -1 ? bytes.length : end).trim(), 10) * 1024 || 0;
+    return withProcFile(`/proc/${row.pid}/statm`, (bytes) => {
+      const [, resident, shared] = bytes.toString('latin1').split(' ');
+      return Math.max(0, Number(resident) - Number(shared)) * pageBytes() || 0;
     });
   } catch {
     return 0;
   }
+}
+
+let pageSize: number | undefined;
+
+/**
+ * The page size statm counts in: this process's VmRSS (kB, /proc/self/status) over its resident pages (statm),
+ * read back to back and rounded to the nearest page size Linux has (4, 16 or 64 KiB). Node has no sysconf.
+ */
+function pageBytes(): number {
+  if (pageSize !== undefined) return pageSize;
+  pageSize = 4096;
+  try {
+    const pages = Number(readProcText('/proc/self/statm').split(' ')[1]);
+    const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readProcText('/proc/self/status'))?.[1]);
+    const measured = (kb * 1024) / pages;
+    if (Number.isFinite(measured)) pageSize = [4096, 16384, 65536].reduce((best, size) => (Math.abs(size - measured) < Math.abs(best - measured) ? size : best));
+  } catch {
+    // no /proc: nothing is sampled anyway
+  }
+  return pageSize;
 }
 
 /** The trees sampled at each interval, with the one timer that samples them. */
