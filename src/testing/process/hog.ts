@@ -1,5 +1,7 @@
 // A hog for every fake program: a grandchild that allocates memory, burns CPU and starts processes on cue, so a test can push a tree over its limits.
 import { spawn } from 'node:child_process';
+import { spawnUntilReady } from './grandchild.js';
+import type { HelperReport } from './grandchild.js';
 
 /** What a hog does, in this order: start its processes, allocate, say ready, then spin. */
 export interface HogSpec {
@@ -17,38 +19,13 @@ export interface HogSpec {
 export const HOG_FLAG = '--hog';
 /** A hog lives at most this long, so no test can leak one for good. */
 export const HOG_MAX_LIFE_MS = 60_000;
-/** How long a fake waits for its hog to say ready (a loaded machine starts Node slowly). */
-const HOG_READY_MS = 30_000;
-
-export interface HogReport {
-  pid?: number;
-  ready: boolean;
-  error?: string;
-}
-
 /** Starts a hog running this program with `--hog SPEC`; `settled` is called once it did its allocating and starting (or failed). */
-export function spawnHog(spec: HogSpec, settled: (report: HogReport) => void): void {
-  const child = spawn(process.execPath, [process.argv[1] ?? '', HOG_FLAG, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let done = false;
-  const settle = (ready: boolean, error?: string) => {
-    if (done) return;
-    done = true;
-    clearTimeout(timeout);
-    child.stdout?.destroy();
-    const report: HogReport = { ready };
-    if (child.pid !== undefined) report.pid = child.pid;
-    if (error !== undefined) report.error = error;
-    settled(report);
-  };
-  const timeout = setTimeout(() => settle(false, 'not ready in time'), HOG_READY_MS);
-  child.stdout?.once('data', () => settle(true));
-  child.on('error', (error) => settle(false, error.message));
-  child.on('exit', () => settle(false, 'exited before it was ready'));
-  child.unref();
+export function spawnHog(spec: HogSpec, settled: (report: HelperReport) => void): void {
+  spawnUntilReady([HOG_FLAG, JSON.stringify(spec)], false, settled);
 }
 
 /** {@link spawnHog} as a promise, for programs driven by the event loop (fa, fuseraft, mew). */
-export function startHog(spec: HogSpec): Promise<HogReport> {
+export function startHog(spec: HogSpec): Promise<HelperReport> {
   return new Promise((resolve) => spawnHog(spec, resolve));
 }
 

@@ -1,6 +1,6 @@
 // sandbox: the child under bubblewrap on real processes: what it may write and reach, Fen's files and answer through it, HEP's cancel below the wrappers, the kill ladder and a parent killed with SIGKILL.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,9 @@ import type { Outcome, Run, RunOptions } from '../../../src/index.js';
 import { findProgram } from '../../../src/process/confinement.js';
 import { fakeChild, fakeFa, liveFakeProcesses, waitUntilGone } from '../../../src/testing/index.js';
 import { builtScript } from '../../../src/testing/kit.js';
-import { descendantsOf, isAlive } from '../../../src/testing/liveness.js';
+import { isAlive } from '../../../src/testing/liveness.js';
 import { BOUND_MS, FAST_CHILD, freshStateDir, grandchildPidOf } from '../../helpers/spawn-harness.js';
+import { finished, freePort, treeRuns } from '../../helpers/tree-runs.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const helpers = join(root, 'test', 'helpers');
@@ -22,36 +23,22 @@ const SANDBOXED_CHILD = { ...FAST_CHILD, transcript: false };
 const bwrap = findProgram('bwrap', process.env['PATH'], root);
 if (bwrap === undefined) console.warn('sandbox tests skipped: bubblewrap (bwrap) is not on the PATH; install it with: apt-get install bubblewrap');
 
-/** What each test made: its runs, fakes, temporary directories (the state directories checked empty once the runs ended). */
-const made = { runs: [] as Run[], fakes: [] as Array<{ cleanup(): void }>, stateDirs: [] as string[], dirs: [] as string[], files: [] as string[], servers: [] as Server[] };
+const runs = treeRuns({ killGraceMs: 500, readyTimeoutMs: BOUND_MS });
+const { fake } = runs;
+const servers: Server[] = [];
 
 afterEach(async () => {
-  await Promise.all(made.runs.splice(0).map((run) => run.terminate('test cleanup')));
-  for (const fake of made.fakes.splice(0)) fake.cleanup();
-  for (const server of made.servers.splice(0)) server.close();
-  const leftovers = made.stateDirs.flatMap((dir) => readdirSync(dir));
-  for (const path of [...made.stateDirs.splice(0), ...made.dirs.splice(0), ...made.files.splice(0)]) rmSync(path, { recursive: true, force: true });
-  expect(leftovers, 'files left in the state directories (the sandbox private tmp among them)').toEqual([]);
+  for (const server of servers.splice(0)) server.close();
+  await runs.cleanup();
 });
 
 function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.dirs.push(dir);
-  return dir;
-}
-
-function fake<T extends { cleanup(): void }>(value: T): T {
-  made.fakes.push(value);
-  return value;
+  return runs.remove(mkdtempSync(join(tmpdir(), prefix)));
 }
 
 /** A sandboxed run with a state directory and a cwd of its own. */
 function start(options: RunOptions): Run {
-  const stateDir = freshStateDir();
-  made.stateDirs.push(stateDir);
-  const run = spawnRun({ stateDir, cwd: tempDir('subvisor-sandbox-cwd-'), killGraceMs: 500, readyTimeoutMs: BOUND_MS, ...options });
-  made.runs.push(run);
-  return run;
+  return runs.start({ cwd: tempDir('subvisor-sandbox-cwd-'), ...options });
 }
 
 /** Resolves at the run's first event `matches`; rejects when the run ends first. */
@@ -62,23 +49,9 @@ function eventOf(run: Run, matches: (event: Parameters<typeof grandchildPidOf>[0
   });
 }
 
-/** The outcome, once no process of the tree (polled while it lived) is left. */
-async function finished(run: Run): Promise<Outcome> {
-  const pids = new Set<number>();
-  const poll = setInterval(() => {
-    if (run.pid === undefined) return;
-    pids.add(run.pid);
-    for (const pid of descendantsOf(run.pid)) pids.add(pid);
-  }, 25);
-  const outcome = await run.outcome;
-  clearInterval(poll);
-  expect(await waitUntilGone([...pids], 5000), 'processes of the tree left').toEqual([]);
-  return outcome;
-}
-
 async function listen(): Promise<number> {
   const server = createServer((socket) => socket.destroy());
-  made.servers.push(server);
+  servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as { port: number }).port;
 }
@@ -86,8 +59,7 @@ async function listen(): Promise<number> {
 /** The probe's report, from the run's output tail. */
 async function probe(sandbox: RunOptions['sandbox'], cwdOf?: (run: Run) => void): Promise<{ report: Record<string, unknown>; outside: string; tmpName: string; outcome: Outcome }> {
   // In the repository (read-only in the sandbox, and outside its cwd): a path under /tmp would be hidden by the private tmp.
-  const outside = join(root, `.sandbox-probe-${process.pid}-${Date.now()}.txt`);
-  made.files.push(outside);
+  const outside = runs.remove(join(root, `.sandbox-probe-${process.pid}-${Date.now()}.txt`));
   const tmpName = `subvisor-probe-${process.pid}-${Date.now()}.txt`;
   const env = { TRACEPARENT: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
   const run = start({ command: process.execPath, args: [join(helpers, 'sandbox-probe.mjs'), String(await listen()), outside, tmpName], env, sandbox });
@@ -165,8 +137,7 @@ describe.skipIf(bwrap === undefined)('sandbox', () => {
   });
 
   it('a parent killed with SIGKILL leaves nothing of a sandboxed tree, nor its private tmp', async () => {
-    const stateDir = freshStateDir();
-    made.stateDirs.push(stateDir);
+    const stateDir = runs.remove(freshStateDir());
     const parent = spawn(process.execPath, [join(helpers, 'sandbox-parent.mjs'), stateDir, tempDir('subvisor-sandbox-cwd-')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     parent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -188,6 +159,7 @@ describe.skipIf(bwrap === undefined)('sandbox', () => {
     // The watchdog's reaper removes the run's files and the sandbox's private tmp once the tree is gone.
     const deadline = Date.now() + BOUND_MS;
     while (readdirSync(stateDir).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync(stateDir), 'the run directory and the private tmp, removed by the watchdog').toEqual([]);
   });
 
   it('without bwrap on the PATH the run never starts: spawn-failed, naming the install, nothing left', async () => {
@@ -206,7 +178,7 @@ describe.skipIf(bwrap === undefined)('sandbox', () => {
   });
 
   it("mew's daemon in a sandbox with network: true is started, reached and reaped", async () => {
-    const port = await listenAndClose();
+    const port = await freePort();
     const args = [builtScript('fake-mew.js'), 'daemon', '--port', `127.0.0.1:${port}`, '--scenario', 'chat'];
     const run = start({ protocol: 'mew', command: process.execPath, args, url: `ws://127.0.0.1:${port}`, task: 'go', sandbox: { network: true } });
     expect(await finished(run)).toMatchObject({ status: 'done', finalText: 'The README describes subvisor.' });
@@ -220,12 +192,4 @@ async function probeWritable(writable: string): Promise<{ report: Record<string,
   const outcome = await finished(run);
   const line = outcome.outputTail.split('\n').find((text) => text.startsWith('{'));
   return { report: JSON.parse(line!) as Record<string, unknown>, outside };
-}
-
-async function listenAndClose(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
