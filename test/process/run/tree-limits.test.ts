@@ -1,7 +1,7 @@
 // limits on a run's process tree, on real processes of every protocol with one: memory, processes and CPU sampled from /proc, the child's own rlimits, and nothing left behind.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnRun } from '../../../src/index.js';
+import { createSupervisor, spawnRun } from '../../../src/index.js';
 import type { Outcome, Run, TreeLimits } from '../../../src/index.js';
 import { fakeChild, fakeFa, fakeFuseraft } from '../../../src/testing/index.js';
 import type { HogSpec } from '../../../src/testing/process/hog.js';
@@ -88,6 +88,20 @@ describe('cpuSeconds', () => {
     const outcome = await finished(run);
     expect(outcome).toMatchObject({ status: 'failed', errorCode: 'cpu-limit', signal: 'SIGXCPU' });
     expect(outcome.limits!.exceeded).toEqual({ limit: 'cpuSeconds', max: 1, seen: 1, source: 'rlimit' });
+  });
+});
+
+describe('in a pool', () => {
+  it("defaults.limits bound every run's tree, and a spawn's own limits override them limit by limit", async () => {
+    const hogging = fake(fakeChild({ turns: [{ steps: [{ misbehave: { hog: { processes: 12 } } }, { pause: 60_000 }] }] }, FAST_CHILD));
+    await using sup = createSupervisor({ concurrency: 2, defaults: { killGraceMs: 500, limits: { processes: 8, memoryBytes: 4096 * MiB, ...FAST_SAMPLES } } });
+    const bounded = sup.spawn({ command: hogging.command, args: hogging.args, env: hogging.env, task: 'go' });
+    const loosened = sup.spawn({ command: hogging.command, args: hogging.args, env: hogging.env, task: 'go', limits: { processes: 100 }, timeoutMs: 3000 });
+    const [first, second] = await Promise.all([finished(bounded), finished(loosened)]);
+    expectLimit(first, 'process-limit', 'processes', 8);
+    expect(second.status, JSON.stringify(second.limits)).toBe('timed-out');
+    expect(second.limits?.exceeded).toBeUndefined();
+    expect(second.limits?.limits).toEqual({ processes: 100, memoryBytes: 4096 * MiB, sampleIntervalMs: 100 });
   });
 });
 
