@@ -39,7 +39,7 @@ export interface ConfinedCommand {
 }
 
 /** An error of the spawn (`spawn-failed`): a program that is missing or a sandbox that cannot be made. */
-export function confinementError(message: string, code = 'ENOENT'): Error & { code: string } {
+function confinementError(message: string, code = 'ENOENT'): Error & { code: string } {
   return Object.assign(new Error(message), { code });
 }
 
@@ -110,7 +110,7 @@ function rlimitArgs(rlimits: ChildRlimits | undefined): string[] {
  * place; the child killed with its parent; a pid namespace (when its init dies the kernel kills every
  * process in it, so nothing of the tree outlives bubblewrap); a network namespace unless `network`.
  */
-export function bwrapArgs(cwd: string, writable: readonly string[], scratchDir: string, network: boolean): string[] {
+function bwrapArgs(cwd: string, writable: readonly string[], scratchDir: string, network: boolean): string[] {
   const args = ['--die-with-parent', '--unshare-pid'];
   if (!network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', scratchDir, '/tmp', '--bind', scratchDir, scratchDir);

@@ -158,7 +158,7 @@ export class SupervisedProcess {
   /** Usage samplings of the tree, stopped once it is reaped. */
   readonly #usageWatches = new Set<UsageWatch>();
   /** The tree was reaped: nothing is sampled any more. */
-  #sampled = false;
+  #treeReaped = false;
 
   constructor(options: SupervisedProcessOptions) {
     const { env: _env, args: _args, ...kept } = options;
@@ -265,7 +265,7 @@ export class SupervisedProcess {
    */
   sampleUsage(intervalMs: number, onSample: (usage: TreeUsage) => void): UsageWatch {
     const tree = this.#tree;
-    if (tree === undefined || this.#sampled) return { stop: () => undefined };
+    if (tree === undefined || this.#treeReaped) return { stop: () => undefined };
     const watch = sampleTree(tree, intervalMs, onSample);
     this.#usageWatches.add(watch);
     return {
@@ -378,7 +378,7 @@ export class SupervisedProcess {
       if (this.#ladder === undefined && this.#tree.alive(table).length > 0) this.startKillLadder();
       while (this.#ladders.size > 0) await Promise.all(this.#ladders);
       unwatchTree(this.#tree);
-      this.#sampled = true;
+      this.#treeReaped = true;
       for (const watch of this.#usageWatches) watch.stop();
       this.#usageWatches.clear();
     }

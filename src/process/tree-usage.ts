@@ -106,14 +106,6 @@ function pageBytes(): number {
 /** The trees sampled at each interval, with the one timer that samples them. */
 const groups = new Map<number, { timer: NodeJS.Timeout; meters: Set<TreeMeter> }>();
 
-/** How many sampling passes this process made (each one read of the process table): the bench's count. */
-let passes = 0;
-
-/** @internal The sampling passes made so far. */
-export function usagePasses(): number {
-  return passes;
-}
-
 /**
  * Samples `tree` every `intervalMs` and hands each sample to `onSample`. Every tree with the same interval
  * shares one timer and one process-table pass per tick; each tree's memory costs one small read per
@@ -141,7 +133,6 @@ export function sampleTree(tree: ProcessTree, intervalMs: number, onSample: (usa
 }
 
 function sampleAll(meters: Set<TreeMeter>): void {
-  passes++;
   const table = scanProcesses();
   // A listener may stop its own watch (or another's) while this loop runs: iterate a copy.
   for (const meter of [...meters]) {
