@@ -20,6 +20,7 @@ export type AgentFailureCode =
   | 'turn_failed'
   | 'budget_exceeded'
   | 'invalid_output'
+  | 'resource_limit'
   | 'internal_error';
 
 /**
@@ -57,6 +58,10 @@ const FAILURES: Record<OutcomeErrorCode, { code: AgentFailureCode; retryable: bo
   'budget-exceeded': { code: 'budget_exceeded', retryable: false },
   // The repair turn did not fix the answer; a new attempt may answer in the schema's shape.
   'invalid-output': { code: 'invalid_output', retryable: true },
+  // The tree went over one of the caller's `limits`: the same task would most likely do it again.
+  'memory-limit': { code: 'resource_limit', retryable: false },
+  'cpu-limit': { code: 'resource_limit', retryable: false },
+  'process-limit': { code: 'resource_limit', retryable: false },
 };
 
 export function failed(code: AgentFailureCode | string, details: string, retryable: boolean): FailedAgentEvent {

@@ -47,6 +47,8 @@ const OPTION_KEYS = Object.keys({
   url: true,
   mewTagCase: true,
   tracing: true,
+  limits: true,
+  sandbox: true,
 } satisfies Record<keyof RunOptions, true>);
 
 /** Every key of {@link ConnectOptions}, checked the same way. */

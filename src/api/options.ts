@@ -3,6 +3,7 @@ import type { ConnectProtocolName, ProtocolName } from './registry.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../protocol/requests.js';
 import type { Budget } from '../protocol/budget.js';
 import type { JsonSchema } from '../protocol/resolved-options.js';
+import type { SandboxOptions, TreeLimits } from '../protocol/tree-limits.js';
 import type { RunTracing } from '../observe/types.js';
 
 /**
@@ -217,6 +218,25 @@ export interface RunOptions<T = unknown> {
    * on the run's span (`gen_ai.agent.name` also names it).
    */
   tracing?: RunTracing;
+  /**
+   * Limits on what the run's whole process tree (the child and everything it starts) may use
+   * (docs/api.md#limits): `memoryBytes` (resident memory, sampled from /proc), `cpuSeconds` (each process's
+   * RLIMIT_CPU, and the tree's CPU time, sampled), `processes` (sampled), `openFiles` (each process's
+   * RLIMIT_NOFILE), `sampleIntervalMs` (default 1000). Over a sampled limit the tree is killed (SIGTERM at
+   * once, SIGKILL after `killGraceMs`) and the run ends `failed` with `errorCode` `memory-limit`,
+   * `cpu-limit` or `process-limit`; `outcome.limits` says which limit, the figure seen and the peaks. The
+   * rlimits are set through util-linux `prlimit` (Linux); the sampled limits need /proc (Linux). Not for
+   * durable runs.
+   */
+  limits?: TreeLimits;
+  /**
+   * Runs the child under bubblewrap (`bwrap`, Linux; docs/api.md#sandbox): `/` read-only, only `cwd`, the
+   * run's own directory, a private tmp (TMPDIR) and `writable` writable; a pid namespace of its own (the
+   * tree dies whole with it); no network unless `network: true`. `true`: the defaults. Without `bwrap` on
+   * the PATH the run never starts (`spawn-failed`); it never runs unsandboxed. Not for durable runs, nor
+   * for mew's daemon without `network: true`.
+   */
+  sandbox?: boolean | SandboxOptions;
 }
 
 /**

@@ -8,6 +8,7 @@ import { checkTracing, refuseNul, refuseUnknownKeys } from './option-checks.js';
 import { journalRun, openJournal, resolveJournal } from './journal-option.js';
 import type { JournalFile } from '../journal/journal-file.js';
 import { refuseUnreported, resolveBudget, resolveOutput } from './task-options.js';
+import { refuseTreeConflicts, resolveLimits, resolveSandbox } from './tree-options.js';
 import { envWithCarrier } from '../observe/carriers.js';
 import { startRunTelemetry } from '../observe/run-telemetry.js';
 import type { RunTracing } from '../observe/types.js';
@@ -178,7 +179,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
   checkTracing(options.tracing);
   // Checked in its place among the options below (the first bad option is the one reported).
   let maxFinalTextBytes = 0;
-  return {
+  const resolved: ResolvedRunOptions = {
     protocol: options.protocol ?? 'fen',
     command,
     args,
@@ -216,7 +217,11 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     journal: resolveJournal(options.journal, options.stateDir ?? tmpdir()),
     attach: undefined,
     traceHeaders: undefined,
+    limits: resolveLimits(options.limits),
+    sandbox: resolveSandbox(options.sandbox),
   };
+  refuseTreeConflicts(resolved, protocol);
+  return resolved;
 }
 
 /** A protocol that starts a daemon (mew): where the daemon the command starts will listen (the URL is checked by the protocol). */

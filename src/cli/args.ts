@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { APPROVING_PROTOCOLS, CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
 import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
-import type { BudgetLimits } from '../api/types.js';
+import type { BudgetLimits, SandboxOptions, TreeLimits } from '../api/types.js';
 import { APPROVE_MODES } from './approval-policy.js';
 import type { ApproveMode } from './approval-policy.js';
 import { durationOption } from './duration.js';
@@ -85,6 +85,10 @@ export interface CliOptions {
   totalBudget?: BudgetLimits;
   /** --output-schema FILE: the JSON Schema file the answer must match. */
   outputSchema?: string;
+  /** --max-memory, --max-cpu-time, --max-processes, --max-open-files: limits on each run's process tree. */
+  limits?: TreeLimits;
+  /** --sandbox, --sandbox-write, --sandbox-network: each run under bubblewrap. */
+  sandbox?: SandboxOptions;
 }
 
 /** How many tasks of a batch run at once without --parallel. */
@@ -100,7 +104,45 @@ export type ParsedCommandLine =
   | { kind: 'version' }
   | { kind: 'run'; options: CliOptions };
 
-const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget', 'durable'] as const;
+const DURATION_OPTIONS = ['timeout', 'grace', 'ready-timeout', 'finalize-grace', 'stall-timeout', 'latency-budget', 'durable', 'max-cpu-time'] as const;
+
+/** The flags of the limits on a run's tree that take a count, and the limit each sets. */
+const TREE_COUNT_FLAGS = { 'max-processes': 'processes', 'max-open-files': 'openFiles' } as const satisfies Record<string, keyof TreeLimits>;
+
+/** Bytes per unit of --max-memory (binary: 1K is 1024 bytes). */
+const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** The limits of --max-memory, --max-cpu-time, --max-processes and --max-open-files (undefined when none is given). */
+function treeLimitsFrom(values: Record<string, unknown>): TreeLimits | undefined {
+  let limits: TreeLimits | undefined;
+  const memory = values['max-memory'];
+  if (typeof memory === 'string') {
+    const match = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$/i.exec(memory.trim());
+    const bytes = match === null ? NaN : Math.floor(Number(match[1]) * SIZE_UNITS[match[2]!.toUpperCase()]!);
+    if (!Number.isSafeInteger(bytes) || bytes < 1) throw new UsageError(`--max-memory "${memory}" is not a size; write it like 512M, 2G or 1073741824 (bytes).`);
+    (limits ??= {}).memoryBytes = bytes;
+  }
+  const cpuMs = durationOption('max-cpu-time', values['max-cpu-time'] as string | undefined, false);
+  // RLIMIT_CPU counts whole seconds: a part of one is rounded up.
+  if (cpuMs !== undefined) (limits ??= {}).cpuSeconds = Math.ceil(cpuMs / 1000);
+  for (const [flag, limit] of Object.entries(TREE_COUNT_FLAGS)) {
+    const text = values[flag];
+    if (typeof text !== 'string') continue;
+    const value = Number(text.trim());
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--${flag} "${text}" is not a whole number >= 1.`);
+    (limits ??= {})[limit] = value;
+  }
+  return limits;
+}
+
+/** --sandbox (the defaults), --sandbox-write PATH (repeatable) and --sandbox-network: each implies the sandbox. */
+function sandboxFrom(values: Record<string, unknown>): SandboxOptions | undefined {
+  const writable = (values['sandbox-write'] as string[] | undefined) ?? [];
+  const network = values['sandbox-network'] === true;
+  if (values['sandbox'] !== true && writable.length === 0 && !network) return undefined;
+  if (writable.some((path) => path === '')) throw new UsageError('--sandbox-write is empty; give it a path.');
+  return { writable, network };
+}
 
 /** The budget flags and the limit each sets (`--max-cost` is dollars, the others counts). */
 const BUDGET_FLAGS = {
@@ -125,7 +167,9 @@ function rejectNegativeValues(argv: readonly string[]): void {
     if ((DURATION_OPTIONS as readonly string[]).includes(name)) {
       throw new UsageError(`--${name}: "${value}" is invalid: a duration cannot be negative; write it like 1500ms, 90s, 10m or 1h.`);
     }
-    if (name in BUDGET_FLAGS || name in TOTAL_BUDGET_FLAGS) throw new UsageError(`--${name}: "${value}" is invalid: a limit must be more than 0.`);
+    if (name in BUDGET_FLAGS || name in TOTAL_BUDGET_FLAGS || name in TREE_COUNT_FLAGS || name === 'max-memory') {
+      throw new UsageError(`--${name}: "${value}" is invalid: a limit must be more than 0.`);
+    }
   }
 }
 
@@ -182,6 +226,13 @@ export const OPTION_SPEC = {
   'max-total-tokens': { type: 'string' },
   'max-total-cost': { type: 'string' },
   'output-schema': { type: 'string' },
+  'max-memory': { type: 'string' },
+  'max-cpu-time': { type: 'string' },
+  'max-processes': { type: 'string' },
+  'max-open-files': { type: 'string' },
+  sandbox: { type: 'boolean' },
+  'sandbox-write': { type: 'string', multiple: true },
+  'sandbox-network': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -265,7 +316,9 @@ function checkDaemonOptions(values: Record<string, unknown>, protocol: string, u
   }
   if (!connect && values['session-id'] !== undefined) throw new UsageError('--session-id attaches to a session of a running daemon: give no command after --.');
   if (connect) {
-    const spawnOnly = (['env', 'state-dir', 'keep-files', 'tasks', 'durable'] as const).find((name) => values[name] !== undefined);
+    const spawnOnly = (['env', 'state-dir', 'keep-files', 'tasks', 'durable', 'max-memory', 'max-cpu-time', 'max-processes', 'max-open-files', 'sandbox', 'sandbox-write', 'sandbox-network'] as const).find(
+      (name) => values[name] !== undefined,
+    );
     if (spawnOnly !== undefined) throw new UsageError(`--${spawnOnly} does not apply when attaching to a daemon (--url with no command).`);
   }
 }
@@ -389,6 +442,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     budget: budgetFrom(values, BUDGET_FLAGS),
     totalBudget: budgetFrom(values, TOTAL_BUDGET_FLAGS),
     outputSchema: nonEmpty('output-schema', values['output-schema']),
+    limits: treeLimitsFrom(values),
+    sandbox: sandboxFrom(values),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(options, { [key]: value });

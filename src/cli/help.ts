@@ -86,6 +86,18 @@ ${section('Budget and answer shape (see docs/api.md#budgets)', [
     'fails (invalid-output); text output is then the validated value as JSON'],
 ])}
 
+${section('Limits and sandbox of the tree (see docs/api.md#limits)', [
+  ['--max-memory SIZE', "kill the tree once its resident memory passes SIZE (512M, 2G): memory-limit"],
+  ['--max-cpu-time DURATION', "each process's RLIMIT_CPU, and the tree's CPU time: cpu-limit"],
+  ['--max-processes N', 'kill the tree once it has more than N processes: process-limit'],
+  ['--max-open-files N', "each process's RLIMIT_NOFILE (an open past it fails, the run goes on)",
+    'The tree is sampled every second (Linux /proc); the rlimits need prlimit.'],
+  ['--sandbox', 'run the child under bubblewrap (bwrap): / read-only, the cwd and a private',
+    'tmp writable, no network; without bwrap the run does not start (exit 3)'],
+  ['--sandbox-write PATH', 'a path the tree may write too (repeatable; implies --sandbox)'],
+  ['--sandbox-network', "keep the host's network, loopback included (implies --sandbox)"],
+])}
+
 ${section('Batch mode', [
   ['--tasks FILE', "run every task of FILE ('-': standard input) through a pool, one per line:",
     'a JSON string (the task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',

@@ -1,4 +1,4 @@
-// The run options of one supervise command (protocol, command, environment, timers, budget, output schema), for one run or a batch, and those of a run on a daemon.
+// The run options of one supervise command (protocol, command, environment, timers, budget, output schema, limits, sandbox), for one run or a batch, and those of a run on a daemon.
 import type { ProtocolName } from '../api/registry.js';
 import type { ConnectOptions, JsonSchema, RunOptions } from '../api/types.js';
 import { statSync } from 'node:fs';
@@ -32,6 +32,8 @@ export function sharedRunOptions(options: CliOptions, outputSchema: JsonSchema |
     mewTagCase: options.mewTagCase,
     budget: options.budget,
     outputSchema,
+    limits: options.limits,
+    sandbox: options.sandbox,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(shared, { [key]: value });

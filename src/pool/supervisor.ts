@@ -393,7 +393,7 @@ function checkPoolBudget(budget: unknown, defaultBudget: Budget | undefined): { 
   return checked;
 }
 
-/** `options` over `defaults`, key by key; `env` variable by variable, `budget` limit by limit. The pool decides parent-signal handling. */
+/** `options` over `defaults`, key by key; `env` variable by variable, `budget` and `limits` limit by limit. The pool decides parent-signal handling. */
 function mergeOptions(defaults: Partial<RunOptions>, options: Partial<RunOptions>, signals: boolean): RunOptions {
   const merged: Partial<RunOptions> = { ...defaults };
   for (const [key, value] of Object.entries(options)) {
@@ -401,6 +401,7 @@ function mergeOptions(defaults: Partial<RunOptions>, options: Partial<RunOptions
   }
   if (defaults.env !== undefined || options.env !== undefined) merged.env = { ...defaults.env, ...options.env };
   if (defaults.budget !== undefined && options.budget !== undefined) merged.budget = { ...defaults.budget, ...options.budget };
+  if (defaults.limits !== undefined && options.limits !== undefined) merged.limits = { ...defaults.limits, ...options.limits };
   merged.handleParentSignals = signals;
   return merged as RunOptions;
 }

@@ -57,7 +57,8 @@ export interface SupervisorOptions {
   concurrency: number;
   /**
    * Run options every `spawn()` starts from. `spawn(options)` is merged over them key by key, except
-   * `env`, which is merged variable by variable (`defaults.env` then `options.env`).
+   * `env`, which is merged variable by variable (`defaults.env` then `options.env`), and `limits`, merged
+   * limit by limit (`defaults.limits` is the pool's limits on every run's tree; a spawn's own override them).
    */
   defaults?: Partial<RunOptions>;
   /** Retries for every run (a `spawn` can override it). Default: none. */

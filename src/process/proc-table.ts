@@ -10,6 +10,11 @@ export interface ProcessRow {
   /** Start time (clock ticks since boot; empty when unknown): tells a pid from a later reuse of it. */
   start: string;
   zombie: boolean;
+  /**
+   * CPU time in clock ticks: its own (user + system) and that of its children it has waited for (cutime +
+   * cstime): what a tree's CPU use is summed from (see tree-usage.ts).
+   */
+  cpuTicks: number;
 }
 
 export type ProcessTable = Map<number, ProcessRow>;
@@ -177,6 +182,8 @@ export function readRow(pid: number): ProcessRow | undefined {
     pgrp: Number(fields[2]),
     start: fields[19] ?? '',
     zombie: fields[0] === 'Z' || fields[0] === 'X',
+    // utime, stime, cutime, cstime: fields 14-17 of stat(5), counted from the state (field 3) at 0.
+    cpuTicks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]),
   };
 }
 

@@ -45,15 +45,26 @@ export class ProcessTree {
   #rootExited = false;
   /** When `isGone()` last paid for a whole-table check. */
   #lastFullCheck = 0;
+  /** How many processes from the root down are a sandbox's wrappers (see the constructor). */
+  readonly #wrappers: 0 | 2;
+  /** The agent below the wrappers, once found (pid and start time). */
+  #agent: { pid: number; start: string } | undefined;
 
   /**
    * `marker` (`NAME=value`, unique to this tree) is an environment entry every descendant inherited.
    * `rootStart` is the root's start time when the caller read it earlier (the watchdog, long after the
    * spawn); otherwise it is read now, right after the spawn, while the pid is surely the root's.
+   *
+   * `wrappers: 2`: the root is bubblewrap's monitor and its only child the init of the sandbox's pid
+   * namespace, with the agent below it (see confinement.ts). Neither forwards a signal: the monitor dies
+   * of one and, dying, takes the whole namespace with it (SIGKILL). So every signal but SIGKILL goes to the
+   * tree's other processes one by one, never to the group or the wrappers (the agent gets its SIGTERM and
+   * its grace; when it exits, bubblewrap exits with its status), and the wrappers count in no figure.
    */
-  constructor(root: number, marker?: string, rootStart?: string) {
+  constructor(root: number, marker?: string, rootStart?: string, wrappers: 0 | 2 = 0) {
     this.root = root;
     this.#marker = marker;
+    this.#wrappers = wrappers;
     this.#known.set(root, rootStart ?? readRow(root)?.start ?? '');
   }
 
@@ -204,8 +215,55 @@ export class ProcessTree {
    */
   beginSignal(signal: NodeJS.Signals): boolean {
     this.#snapshotFromRoot();
+    if (!this.#viaGroup(signal)) return false;
     const rootRow = readRow(this.root);
     return rootRow !== undefined && this.#isKnown(rootRow) && send(-this.root, signal);
+  }
+
+  /** Whether `signal` may go to the whole group: always without wrappers, only SIGKILL with them. */
+  #viaGroup(signal: NodeJS.Signals): boolean {
+    return this.#wrappers === 0 || signal === 'SIGKILL';
+  }
+
+  /** Whether `row` is one of the sandbox's wrappers: the root (bubblewrap's monitor) or its child (the namespace's init). */
+  #isWrapper(row: ProcessRow): boolean {
+    return this.#wrappers > 0 && (row.pid === this.root || row.ppid === this.root);
+  }
+
+  /**
+   * Rows of `table` that are the tree's own processes, zombies included (their CPU time is not yet their
+   * parent's), the sandbox's wrappers left out: what a tree's usage is summed over.
+   */
+  members(table: ProcessTable): ProcessRow[] {
+    const rows = new Map<number, ProcessRow>();
+    for (const pid of this.#groupMembers(table)) rows.set(pid, table.get(pid)!);
+    // Known processes by lookup, not by a pass over the table: a sample serves every tree from one table.
+    for (const [pid, start] of this.#known) {
+      const row = table.get(pid);
+      if (row !== undefined && row.start === start) rows.set(pid, row);
+    }
+    return [...rows.values()].filter((row) => !this.#isWrapper(row));
+  }
+
+  /**
+   * The process a signal meant for "the child" goes to (a protocol's own stop signal, such as HEP's
+   * SIGINT): the root, or below a sandbox's wrappers the agent (the namespace init's first child);
+   * undefined when it is not there (yet, or any more).
+   */
+  agentPid(): number | undefined {
+    if (this.#wrappers === 0) return this.root;
+    const agent = this.#agent;
+    if (agent !== undefined) return readRow(agent.pid)?.start === agent.start ? agent.pid : undefined;
+    const init = childrenOf(this.root)?.[0];
+    if (init === undefined) return undefined;
+    let first: ProcessRow | undefined;
+    for (const pid of childrenOf(init) ?? []) {
+      const row = readRow(pid);
+      if (row !== undefined && !row.zombie && (first === undefined || Number(row.start) < Number(first.start))) first = row;
+    }
+    if (first === undefined) return undefined;
+    this.#agent = { pid: first.pid, start: first.start };
+    return first.pid;
   }
 
   /**
@@ -216,10 +274,12 @@ export class ProcessTree {
   finishSignal(signal: NodeJS.Signals, groupSent: boolean, table: ProcessTable, marked: ReadonlyMap<string, number[]>): number[] {
     const targets: number[] = groupSent ? [this.root] : [];
     this.sweep(table, marked);
-    const members = new Set(this.#groupMembers(table));
+    const viaGroup = this.#viaGroup(signal);
+    const members = new Set(viaGroup ? this.#groupMembers(table) : []);
     if (!groupSent && members.size > 0 && send(-this.root, signal)) targets.push(this.root);
     for (const row of table.values()) {
       if (!this.#isKnown(row) || members.has(row.pid)) continue; // the group signal reached it
+      if (!viaGroup && this.#isWrapper(row)) continue;
       if (send(row.pid, signal)) targets.push(row.pid);
     }
     return targets;

@@ -1,6 +1,7 @@
 // The watchdog's second stage, run once the parent is gone: the kill ladder over every registered tree (a durable one once its lease runs out), then their run directories.
 import { lstatSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { removeScratch } from './confinement.js';
 import { isLiveHolder, readLease } from './lease.js';
 import { ProcessTree } from './process-tree.js';
 import type { WatchEntry, WatchedFiles } from './watchdog.js';
@@ -68,6 +69,7 @@ async function reap(entry: WatchEntry): Promise<void> {
     }
   }
   if (entry.ownFiles !== undefined) removeWatchedFiles(entry.ownFiles);
+  if (entry.scratchDir !== undefined) removeScratch(entry.scratchDir);
 }
 
 /**

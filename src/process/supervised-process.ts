@@ -7,6 +7,10 @@ import { ProcessTree, unwatchTree, watchTree } from './process-tree.js';
 import { readRow } from './proc-table.js';
 import type { ProcessTable } from './proc-table.js';
 import { refreshTogether, signalTogether, sweepTogether } from './shared-scans.js';
+import { confine, removeScratch } from './confinement.js';
+import type { ChildRlimits, ConfinedCommand, SandboxSpec } from './confinement.js';
+import { sampleTree } from './tree-usage.js';
+import type { TreeUsage, UsageWatch } from './tree-usage.js';
 import type { WatchEntry, WatchedFiles } from './watchdog.js';
 
 /** The signal a kill step sent and the pids it targeted (the group leader pid stands for its group). */
@@ -52,6 +56,13 @@ export interface SupervisedProcessOptions {
    * is seen by polling /proc (it is not this process's child: its exit code is unknown).
    */
   adopt?: { pid: number; start: string };
+  /** The child's own rlimits, set before exec by util-linux `prlimit` (see confinement.ts). */
+  rlimits?: ChildRlimits;
+  /**
+   * Runs the child in a bubblewrap sandbox (see confinement.ts). Its two wrapper processes are the
+   * spawned root: signals other than SIGKILL go to the processes below them (see ProcessTree).
+   */
+  sandbox?: SandboxSpec;
 }
 
 /** How the root process ended. */
@@ -142,6 +153,12 @@ export class SupervisedProcess {
   /** Every pipe from the child reached its end ('close' of the child process: exited, and its stdout and stderr ended). */
   #pipesEnded: Promise<void> | undefined;
   #resolveExited!: (exit: ProcessExit) => void;
+  /** The sandbox's private tmp directory, removed by {@link release}. */
+  #scratchDir: string | undefined;
+  /** Usage samplings of the tree, stopped once it is reaped. */
+  readonly #usageWatches = new Set<UsageWatch>();
+  /** The tree was reaped: nothing is sampled any more. */
+  #treeReaped = false;
 
   constructor(options: SupervisedProcessOptions) {
     const { env: _env, args: _args, ...kept } = options;
@@ -157,14 +174,19 @@ export class SupervisedProcess {
     }
     let subprocess: ChildProcess | undefined;
     let outputFd: number | undefined;
+    let confined: ConfinedCommand | undefined;
     try {
+      if (options.rlimits !== undefined || options.sandbox !== undefined) {
+        confined = confine(options.command, options.args, options.env, options.cwd ?? process.cwd(), options.rlimits, options.sandbox);
+        this.#scratchDir = confined.scratchDir;
+      }
       if (options.outputFile !== undefined) outputFd = openSync(options.outputFile, 'a', 0o600);
       // Node's own spawn, not execa: every execa option that adds something (buffering, the result
       // promise, cleanup, the forced kill) would be turned off here, and its promise layer alone kept
       // about 23 KB of heap per child (docs/architecture.md, Dependencies).
-      subprocess = spawn(options.command, [...options.args], {
+      subprocess = spawn(confined?.command ?? options.command, confined?.args ?? [...options.args], {
         cwd: options.cwd,
-        env: options.env,
+        env: confined === undefined ? options.env : { ...options.env, ...confined.env },
         shell: false,
         detached: true,
         stdio: [options.stdin ?? 'ignore', outputFd ?? 'pipe', outputFd ?? 'pipe'],
@@ -199,7 +221,7 @@ export class SupervisedProcess {
     }
     this.stdin = options.stdin === 'pipe' ? (subprocess?.stdin ?? undefined) : undefined;
     this.stdout = options.stdout === 'driver' ? (subprocess?.stdout ?? undefined) : undefined;
-    this.#tree = this.pid === undefined ? undefined : new ProcessTree(this.pid, options.marker);
+    this.#tree = this.pid === undefined ? undefined : new ProcessTree(this.pid, options.marker, undefined, confined?.wrappers ?? 0);
     if (this.#tree !== undefined) watchTree(this.#tree);
     this.reaped = this.exited.then((exit) => this.#reap(exit));
   }
@@ -227,12 +249,41 @@ export class SupervisedProcess {
 
   /** Sends `signal` to the root process only (a protocol's own stop signal, e.g. SIGINT); false when it is not running. */
   signal(signal: NodeJS.Signals): boolean {
-    if (!this.running || this.pid === undefined) return false;
+    // In a sandbox the root is bubblewrap's monitor, which would die of the signal: the agent below gets it.
+    const target = this.running ? this.#tree?.agentPid() : undefined;
+    if (target === undefined) return false;
     try {
-      return process.kill(this.pid, signal);
+      return process.kill(target, signal);
     } catch {
       return false;
     }
+  }
+
+  /**
+   * Samples what the tree uses every `intervalMs` (one process-table pass shared by every tree sampled
+   * at that interval), until the tree is reaped or the returned watch is stopped.
+   */
+  sampleUsage(intervalMs: number, onSample: (usage: TreeUsage) => void): UsageWatch {
+    const tree = this.#tree;
+    if (tree === undefined || this.#treeReaped) return { stop: () => undefined };
+    const watch = sampleTree(tree, intervalMs, onSample);
+    this.#usageWatches.add(watch);
+    return {
+      stop: () => {
+        this.#usageWatches.delete(watch);
+        watch.stop();
+      },
+    };
+  }
+
+  /**
+   * Releases what the child's confinement left once the run no longer needs it: the sandbox's private
+   * tmp directory (a file the child named there, such as Fen's answer, has been read by then). Idempotent.
+   */
+  release(): void {
+    if (this.#scratchDir === undefined) return;
+    removeScratch(this.#scratchDir);
+    this.#scratchDir = undefined;
   }
 
   /** Synchronously SIGKILLs the group and every known descendant (for the parent's 'exit' handler). */
@@ -251,7 +302,8 @@ export class SupervisedProcess {
    */
   watchEntry(ownFiles: WatchedFiles | undefined): WatchEntry | undefined {
     if (this.#tree === undefined) return undefined;
-    const tree = { root: this.#tree.root, rootStart: this.#tree.rootStart, marker: this.#options.marker, graceMs: this.#options.killGraceMs };
+    const tree: WatchEntry = { root: this.#tree.root, rootStart: this.#tree.rootStart, marker: this.#options.marker, graceMs: this.#options.killGraceMs };
+    if (this.#scratchDir !== undefined) tree.scratchDir = this.#scratchDir;
     return ownFiles === undefined ? tree : { ...tree, ownFiles };
   }
 
@@ -326,6 +378,9 @@ export class SupervisedProcess {
       if (this.#ladder === undefined && this.#tree.alive(table).length > 0) this.startKillLadder();
       while (this.#ladders.size > 0) await Promise.all(this.#ladders);
       unwatchTree(this.#tree);
+      this.#treeReaped = true;
+      for (const watch of this.#usageWatches) watch.stop();
+      this.#usageWatches.clear();
     }
     // The child's 'exit' can come before the last of its output was read from the pipes: read it all
     // (a driver reading stdout has resumed it by now), then drop the pipes, so that a holder outside the

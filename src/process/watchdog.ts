@@ -23,6 +23,8 @@ export interface WatchEntry {
   graceMs: number;
   /** The files the run made, removed once the tree is gone (then their directory if that left it empty). */
   ownFiles?: WatchedFiles;
+  /** A sandboxed run's private tmp directory, removed whole once the tree is gone (see confinement.ts). */
+  scratchDir?: string;
   /**
    * A durable run: the parent held its lease in `dir`. Its death does not reap the run at once: the
    * reaper waits until the lease runs out, and leaves the run alone if another parent took it meanwhile.

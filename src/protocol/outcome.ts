@@ -1,6 +1,7 @@
 // Public outcome of a run: its status, error codes and the single record run.outcome resolves to.
 import type { Usage } from '../wire/index.js';
 import type { BudgetReport } from './budget.js';
+import type { TreeLimitsReport } from './tree-limits.js';
 
 /** Final status of a run. */
 export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
@@ -36,6 +37,9 @@ export type OutcomeStatus = 'done' | 'cancelled' | 'failed' | 'timed-out';
  *   that never started (status `cancelled`).
  * - `invalid-output`: the answer does not match `outputSchema` (after the repair turn, where the protocol can
  *   take one); `outcome.outputErrors` lists why, the answer stays in `finalText` (status `failed`).
+ * - `memory-limit`, `cpu-limit`, `process-limit`: the tree went over `limits.memoryBytes`, `limits.cpuSeconds`
+ *   (the tree's sampled CPU time, or the child's own RLIMIT_CPU) or `limits.processes` and was killed
+ *   (status `failed`); `outcome.limits.exceeded` says which limit and the figure seen.
  */
 export type OutcomeErrorCode =
   | 'spawn-failed'
@@ -62,7 +66,10 @@ export type OutcomeErrorCode =
   | 'request-unanswered'
   | 'worker-lost'
   | 'budget-exceeded'
-  | 'invalid-output';
+  | 'invalid-output'
+  | 'memory-limit'
+  | 'cpu-limit'
+  | 'process-limit';
 
 /**
  * Why a `final-text-path` file was not taken as the answer (see {@link FinalTextFileRefusal}).
@@ -126,6 +133,8 @@ export interface Outcome<T = unknown> {
   outputErrors?: OutputError[];
   /** The run had a budget: its limits, what it used, and the limit it reached. */
   budget?: BudgetReport;
+  /** The run had `limits`: them, the highest figures its tree was sampled at, and the limit that ended it. */
+  limits?: TreeLimitsReport;
   /** True only when `finalText` is known to be incomplete (or missing after `exit done`). */
   truncated: boolean;
   /** Why the answer is incomplete or missing. */

@@ -1,6 +1,7 @@
 // The run's options after spawnRun applied the defaults and checked them: what the core and the drivers read.
 import type { AnswerQuestionCallback, ApproveCallback } from './requests.js';
 import type { BudgetLimits, SharedBudget } from './budget.js';
+import type { TreeLimits } from './tree-limits.js';
 
 /** Options after defaults and validation (see spawn-run.ts). */
 export interface ResolvedRunOptions {
@@ -57,6 +58,10 @@ export interface ResolvedRunOptions {
   sharedBudget: SharedBudget | undefined;
   /** The JSON Schema the answer must match (checked at spawn: it compiles). */
   outputSchema: JsonSchema | undefined;
+  /** Limits on the child's process tree (checked; `sampleIntervalMs` set when a sampled limit is); undefined without any. */
+  limits: TreeLimits | undefined;
+  /** The bubblewrap sandbox the child runs in (see RunOptions.sandbox); undefined without one. */
+  sandbox: { writable: readonly string[]; network: boolean } | undefined;
   /** connectRun only: where the daemon is and how to attach; undefined for spawnRun. */
   connection: ResolvedConnection | undefined;
   /**

@@ -7,6 +7,7 @@ import type { WatchEntry } from '../process/watchdog.js';
 import type { Launch, ProcessPlan } from '../protocol/driver.js';
 import type { AttachTarget, ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { DurableTenure } from './durable-tenure.js';
+import { rlimitsOf } from './tree-limiter.js';
 
 /** Environment variable whose unique value marks every process of one run's tree. */
 const TREE_MARKER_ENV = 'SUBVISOR_TREE';
@@ -48,12 +49,21 @@ function common(options: ResolvedRunOptions, listeners: ChildListeners): Pick<Su
  * Starts the driver's process plan under the run's options. The caller's environment, then the tree
  * marker, then the protocol's own variables (they win). A spawn error arrives through `exited`. A
  * durable run's output goes to a file in its directory instead of pipes, and its lease is taken and
- * its record written once the child has a pid.
+ * its record written once the child has a pid. The child gets the rlimits among `limits`, and runs in
+ * `sandbox` with its cwd and the run's channel directory (`run.channelDir`, Fen's files) writable.
  */
-export function startChild(plan: ProcessPlan, launch: Launch, run: { runId: string; startedAt: number }, options: ResolvedRunOptions, listeners: ChildListeners): OwnedChild {
+export function startChild(
+  plan: ProcessPlan,
+  launch: Launch,
+  run: { runId: string; startedAt: number; channelDir: string },
+  options: ResolvedRunOptions,
+  listeners: ChildListeners,
+): OwnedChild {
   const treeId = randomUUID();
   const marker = `${TREE_MARKER_ENV}=${treeId}`;
   const durableDir = launch.durableDir;
+  const rlimits = rlimitsOf(options.limits);
+  const sandbox = options.sandbox;
   const process = new SupervisedProcess({
     command: plan.command,
     args: plan.args,
@@ -62,6 +72,16 @@ export function startChild(plan: ProcessPlan, launch: Launch, run: { runId: stri
     stdin: plan.stdin,
     stdout: plan.stdout,
     marker,
+    ...(rlimits === undefined ? {} : { rlimits }),
+    ...(sandbox === undefined
+      ? {}
+      : {
+          sandbox: {
+            writable: [options.cwd ?? globalThis.process.cwd(), ...(run.channelDir === '' ? [] : [run.channelDir]), ...sandbox.writable],
+            network: sandbox.network,
+            scratchParent: options.stateDir,
+          },
+        }),
     ...(durableDir === undefined ? {} : { outputFile: DurableTenure.outputOf(durableDir) }),
     ...common(options, listeners),
   });

@@ -2,7 +2,7 @@
 import type { Usage } from '../wire/index.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Answer, ChildExit, RunResult } from '../protocol/results.js';
-import type { Outcome, OutcomeErrorCode, OutcomeStatus } from '../protocol/index.js';
+import type { Outcome, OutcomeErrorCode, OutcomeStatus, TreeLimitsReport } from '../protocol/index.js';
 
 /** A reason to end a run: the parent's own (abort, deadline, ready timeout, protocol failure...) or the final one. */
 export interface Verdict {
@@ -20,6 +20,8 @@ export interface VerdictInputs {
   command: string;
   /** How the process ended; undefined for a run without a process (the driver's peer went away). */
   exit: ProcessExit | undefined;
+  /** The tree went over one of its `limits` (and was killed for it). */
+  limitFailure?: Verdict | undefined;
   /** A fatal protocol failure the driver reported. */
   protocolFailure: Verdict | undefined;
   /** How the child said it ended, if it did. */
@@ -31,7 +33,8 @@ export interface VerdictInputs {
 }
 
 /**
- * Decides the status once the process is gone. A spawn error or a protocol failure wins. Then the
+ * Decides the status once the process is gone. A spawn error, a limit the tree went over (it was killed
+ * for it, whatever it said after) or a protocol failure wins, in that order. Then the
  * child's own `exit`: its status stands (a child that finished `done` while being cancelled did
  * finish), and a non-done status takes the parent's error code when the parent asked for exactly
  * that; a child that says `cancelled` after the parent cancelled it for another reason (a deadline,
@@ -50,6 +53,7 @@ export function finalVerdict(inputs: VerdictInputs): FinalVerdict {
       fromChild: false,
     };
   }
+  if (inputs.limitFailure !== undefined) return { ...inputs.limitFailure, fromChild: false };
   if (protocolFailure !== undefined) return { ...protocolFailure, fromChild: false };
   if (childExit?.status === 'done' && !inputs.reachedAgent) {
     if (parentVerdict !== undefined) return { ...parentVerdict, fromChild: false };
@@ -96,6 +100,8 @@ export interface OutcomeInputs {
   sessionId?: string | undefined;
   /** What the run's budget and output schema add. */
   fields: TermsFields;
+  /** The run's `limits` report, when it had limits. */
+  limits?: TreeLimitsReport | undefined;
 }
 
 /** What a run's budget and output schema add to its outcome (see task-terms.ts). */
@@ -137,6 +143,7 @@ export function buildOutcome(inputs: OutcomeInputs): Outcome {
   const usage = result?.usage ?? inputs.turnUsage;
   if (usage !== undefined) outcome.usage = usage;
   if (inputs.model !== undefined) outcome.model = inputs.model;
+  if (inputs.limits !== undefined) outcome.limits = inputs.limits;
   return Object.assign(outcome, inputs.fields);
 }
 

@@ -19,6 +19,7 @@ import type { DurableTenure } from './durable-tenure.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
 import { termsOf } from './task-terms.js';
+import { TreeLimiter } from './tree-limiter.js';
 import type { TaskTerms } from './task-terms.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
@@ -54,6 +55,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   readonly #tally = new RunTally();
   #verdict: Verdict | undefined;
   #protocolFailure: Verdict | undefined;
+  /** The tree went over one of its `limits`: wins over every verdict but a spawn error. */
+  #limitFailure: Verdict | undefined;
+  /** Its `limits`, when it has any. */
+  readonly #limiter: TreeLimiter | undefined;
   #closeSent = false;
   /** The child was started (or the driver connected): there is something to stop. */
   #launched = false;
@@ -152,6 +157,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
         if (!this.#ended) this.#end(verdict, { cancel: true });
       },
     });
+    this.#limiter = options.limits === undefined ? undefined : new TreeLimiter(options.limits, (verdict) => this.#onLimit(verdict));
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
@@ -191,7 +197,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       this.#armTimers();
     } else {
       this.#command = launch.process.command;
-      this.#own(startChild(launch.process, launch, { runId: this.id, startedAt: this.#startedAt }, options, this.#childListeners()));
+      this.#own(startChild(launch.process, launch, { runId: this.id, startedAt: this.#startedAt, channelDir: this.channelDir }, options, this.#childListeners()));
     }
   }
 
@@ -277,10 +283,11 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     return this.outcome;
   }
 
-  /** @internal The parent process is exiting: SIGKILL what is left, release the channel, synchronously. */
+  /** @internal The parent process is exiting: SIGKILL what is left, release the channel and the sandbox's tmp, synchronously. */
   killNow(): void {
     this.#process?.killNow();
     this.#driver.dispose(true);
+    this.#process?.release();
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -303,6 +310,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       this.#end(undefined, { cancel: true });
     }
     if (owned.watch !== undefined) watchLiveRun(this, owned.watch);
+    this.#limiter?.watch(child);
     this.#driver.attach?.({
       pid: child.pid,
       stdin: child.stdin,
@@ -334,6 +342,17 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* ---------------------------------------------------------------------------------------------- */
   /* Controls                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
+
+  /**
+   * The tree went over a limit: no cancel (the tree keeps growing while it would be read), the ladder at
+   * once (SIGTERM now, SIGKILL after the grace). False when the run is already ending for another reason.
+   */
+  #onLimit(verdict: Verdict): boolean {
+    if (this.#ended || this.#wrappingUp || this.#limitFailure !== undefined) return false;
+    this.#limitFailure = verdict;
+    this.#end(undefined, { immediate: true });
+    return true;
+  }
 
   #onChannelBroken(reason: string): void {
     // The channel is gone: no cancel can reach the child, the ladder has to.
@@ -601,9 +620,12 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     // The answer is read before the exit event goes out: outputSchema's verdict on it is the run's.
     const result = this.#tally.result;
     const answer = result === undefined ? undefined : await result.answer;
+    // A child its own RLIMIT_CPU killed (SIGXCPU) ended for that limit.
+    if (exit !== undefined) this.#limitFailure ??= this.#limiter?.exitVerdict(exit, this.#options.sandbox !== undefined);
     const decided = finalVerdict({
       command: this.#command,
       exit,
+      limitFailure: this.#limitFailure,
       protocolFailure: this.#protocolFailure,
       childExit: this.#childExit,
       parentVerdict: this.#verdict,
@@ -630,6 +652,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #finish(verdict: FinalVerdict, report: ProcessReport, answer: Answer | undefined, fields?: TermsFields): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#limiter?.stop();
     const outcome = buildOutcome({
       runId: this.id,
       protocol: this.#options.protocol,
@@ -639,9 +662,12 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       answer,
       durationMs: Date.now() - this.#startedAt,
       fields: fields ?? this.#terms?.judge(verdict, answer?.finalText).fields ?? {},
+      limits: this.#limiter?.report(),
     });
     this.#tenure?.end();
     this.#driver.dispose();
+    // After the answer was read: a file the child named in the sandbox's private tmp is gone with it.
+    this.#process?.release();
     if (this.#launched) unregisterLiveRun(this);
     this.settle(outcome);
   }

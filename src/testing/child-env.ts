@@ -11,6 +11,11 @@ export const CHILD_ENV = {
    * if it was orphaned before it could record its parent pid.
    */
   ownerPid: 'SUBVISOR_FAKE_OWNER_PID',
+  /**
+   * The owner's pid namespace (`pid:[inode]`, Linux). A fake child in another one (a sandbox's) cannot see
+   * the owner's pid, so it does not watch it: its parent and its namespace's end are its lifelines there.
+   */
+  ownerPidNamespace: 'SUBVISOR_FAKE_OWNER_PIDNS',
   /** Directory where each child writes `transcript-<start>-<pid>.jsonl`; no transcript when unset. */
   transcriptDir: 'SUBVISOR_FAKE_TRANSCRIPT_DIR',
 } as const;

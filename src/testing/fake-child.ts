@@ -3,11 +3,13 @@
 import { applyKit, configFrom, USAGE, UsageError } from './child/config.js';
 import { KIT_FLAG } from './child-env.js';
 import { GRANDCHILD_FLAG, runGrandchild } from './process/grandchild.js';
+import { HOG_FLAG, runHog } from './process/hog.js';
 import { FakeChildRun } from './child/run.js';
 import { ReplayChildRun } from './replay/replay-child.js';
 
 function main(argv: string[]): void {
   if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv.slice(1));
+  if (argv[0] === HOG_FLAG) return runHog(argv.slice(1));
   if (argv[0]?.startsWith(KIT_FLAG) === true) {
     applyKit(argv[0].slice(KIT_FLAG.length));
     argv = argv.slice(1);

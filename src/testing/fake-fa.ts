@@ -4,12 +4,14 @@ import { FA_USAGE, FA_USAGE_EXIT, FaUsageError, parseFaArgs } from './fa/args.js
 import { faConfigFrom } from './fa/config.js';
 import { FA_DEFAULT_VERSION, FakeFaRun } from './fa/program.js';
 import { GRANDCHILD_FLAG, runGrandchild } from './process/grandchild.js';
+import { HOG_FLAG, runHog } from './process/hog.js';
 
 /** A scenario that cannot be loaded is the fake's own failure, kept apart from fa's exit codes (0, 1, 64, 130). */
 const EXIT_BAD_SCENARIO = 2;
 
 function main(argv: string[]): void {
   if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv.slice(1));
+  if (argv[0] === HOG_FLAG) return runHog(argv.slice(1));
   const command = parseFaArgs(argv);
   if (command.kind === 'help') {
     process.stdout.write(`${FA_USAGE}\n`);

@@ -5,12 +5,14 @@ import { FUSERAFT_USAGE, FuseraftUsageError, parseFuseraftArgs } from './fuseraf
 import { sessionConfigFrom } from './fuseraft/config.js';
 import { FuseraftRepl } from './fuseraft/repl.js';
 import { GRANDCHILD_FLAG, runGrandchild } from './process/grandchild.js';
+import { HOG_FLAG, runHog } from './process/hog.js';
 
 /** A scenario that cannot be loaded is the fake's own failure (fuseraft's command-line errors exit 1). */
 const EXIT_BAD_SCENARIO = 2;
 
 function main(argv: string[]): void {
   if (argv[0] === GRANDCHILD_FLAG) return runGrandchild(argv.slice(1));
+  if (argv[0] === HOG_FLAG) return runHog(argv.slice(1));
   const command = parseFuseraftArgs(argv);
   if (command.kind === 'help') {
     process.stdout.write(`${FUSERAFT_USAGE}\n`);

@@ -4,13 +4,16 @@ import { loadScenarioObject } from './process/scenario-source.js';
 import { isMewBuiltinScenarioName, MEW_BUILTIN_SCENARIOS } from './mew/builtins.js';
 import type { MewDaemonScenario } from './mew/scenario.js';
 import { fakeMewDaemon } from './mew/server.js';
+import { HOG_FLAG, runHog, startHog } from './process/hog.js';
+import type { HogSpec } from './process/hog.js';
 
-const USAGE = `usage: subvisor-fake-mew daemon --port HOST:PORT [--scenario NAME|FILE.json|env] [--listen-delay MS] [--ignore-sigterm]
+const USAGE = `usage: subvisor-fake-mew daemon --port HOST:PORT [--scenario NAME|FILE.json|env] [--listen-delay MS] [--ignore-sigterm] [--hog JSON]
 
 A fake mew daemon for tests: it listens for WebSocket clients on HOST:PORT and plays the scenario
 (built-in: ${Object.keys(MEW_BUILTIN_SCENARIOS).join(', ')}; default chat).
 --listen-delay MS   start listening only after MS (a daemon that takes time to boot)
---ignore-sigterm    ignore SIGTERM (only SIGKILL ends it), to test a supervisor's kill ladder`;
+--ignore-sigterm    ignore SIGTERM (only SIGKILL ends it), to test a supervisor's kill ladder
+--hog JSON          first of all, start a hog grandchild ({"allocateBytes","spinMs","processes","lifeMs"}), to test a supervisor's limits`;
 
 interface DaemonArgs {
   host: string;
@@ -18,6 +21,7 @@ interface DaemonArgs {
   scenario: MewDaemonScenario;
   listenDelayMs: number;
   ignoreSigterm: boolean;
+  hog?: HogSpec;
 }
 
 class UsageError extends Error {}
@@ -45,6 +49,8 @@ function parse(argv: string[]): DaemonArgs {
       if (!Number.isFinite(args.listenDelayMs) || args.listenDelayMs < 0) throw new UsageError('--listen-delay takes milliseconds');
     } else if (flag === '--ignore-sigterm') {
       args.ignoreSigterm = true;
+    } else if (flag === '--hog') {
+      args.hog = JSON.parse(value()) as HogSpec;
     } else {
       throw new UsageError(`unknown option ${flag}`);
     }
@@ -57,8 +63,13 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (argv[0] === HOG_FLAG) return runHog(argv.slice(1));
   const args = parse(argv);
   if (args.ignoreSigterm) process.on('SIGTERM', () => process.stderr.write('subvisor-fake-mew: ignoring SIGTERM\n'));
+  if (args.hog !== undefined) {
+    const report = await startHog(args.hog);
+    process.stderr.write(`subvisor-fake-mew: hog ${report.pid ?? 'failed'}${report.error === undefined ? '' : `: ${report.error}`}\n`);
+  }
   if (args.listenDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, args.listenDelayMs));
   const daemon = await fakeMewDaemon(args.scenario, { host: args.host, port: args.port });
   process.stderr.write(`subvisor-fake-mew: listening on ${daemon.url.replace('127.0.0.1', args.host)}\n`);

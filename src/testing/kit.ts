@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHILD_ENV } from './child-env.js';
+import { pidNamespace } from './process/lifeline.js';
 import { FAKE_TOKEN_ENV, liveFakeProcesses } from './liveness.js';
 
 /** Temp directories made by the kit in this process and not yet cleaned up. */
@@ -102,6 +103,8 @@ export interface FakeProcess {
 export function prepareFakeProcess(options: FakeProcessOptions): FakeProcess {
   const token = randomBytes(8).toString('hex');
   const kit: Record<string, string> = { [FAKE_TOKEN_ENV]: token, [CHILD_ENV.ownerPid]: String(process.pid) };
+  const namespace = pidNamespace();
+  if (namespace !== undefined) kit[CHILD_ENV.ownerPidNamespace] = namespace;
 
   let dir: string | undefined;
   const privateDir = (): string => {
@@ -215,3 +218,4 @@ export function spreadsAsOptions<O extends object, M extends object>(options: O,
   }
   return options as O & M;
 }
+

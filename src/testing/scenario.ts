@@ -1,6 +1,7 @@
 // The Scenario type: a typed, JSON-serialisable script of what a fake child does, and the built-in names.
 import type { JsonObject, JsonValue, WireControlType } from '../wire/index.js';
 import type { ReplayScript, ReplayTiming } from './replay/replay-script.js';
+import type { HogSpec } from './process/hog.js';
 
 /**
  * Text of any size. A plain string is used as is; `{ repeat, bytes }` repeats `repeat` until the text
@@ -146,7 +147,15 @@ export type MisbehaviourAction =
   /** Sleeps `ms` here (controls and turns wait; parent death is still noticed). */
   | { delay: number }
   /** From now on the child ignores these (see {@link Scenario.ignore}). */
-  | { ignore: Ignorable[] };
+  | { ignore: Ignorable[] }
+  /**
+   * Starts a hog grandchild (see {@link HogSpec}): it starts its processes, allocates and writes its bytes,
+   * then burns its CPU time, and exits on its own after `lifeMs`. The turn waits (up to 30 s) until it has
+   * allocated and started its processes; its pid is reported in an `info` event (extra field `hog-pid`).
+   */
+  | { hog: HogSpec }
+  /** Burns this many ms of the child's own CPU time here, in a busy loop (no control is read meanwhile). */
+  | { spin: number };
 
 /** A misbehaviour placed at a point of the run. */
 export interface Misbehaviour {

@@ -1,4 +1,4 @@
-// Misbehaviour helpers of the Fen fake child: matching points and event floods.
+// Misbehaviour helpers of the Fen fake child: matching points, event floods, a busy loop.
 import type { JsonObject } from '../../wire/index.js';
 import type { MisbehaviourPoint } from '../scenario.js';
 import type { FakeEventWriter } from './event-writer.js';
@@ -49,4 +49,19 @@ export function flood(
     if ((index & 1023) === 1023 && lifeline.parentGone()) break;
   }
   return { count, written, bytes: target, ms: Date.now() - startedAt };
+}
+
+/**
+ * Burns `ms` of this process's own CPU time in a busy loop (its RLIMIT_CPU may end it: SIGXCPU), checking
+ * for its parent's death every 50 ms. Returns what the transcript records.
+ */
+export function spin(ms: number, lifeline: Lifeline): JsonObject {
+  const start = process.cpuUsage().user / 1000;
+  let checked = Date.now();
+  while (process.cpuUsage().user / 1000 - start < ms) {
+    if (Date.now() - checked < 50) continue;
+    checked = Date.now();
+    if (lifeline.parentGone()) break;
+  }
+  return { ms: Math.round(process.cpuUsage().user / 1000 - start) };
 }

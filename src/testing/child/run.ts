@@ -18,9 +18,11 @@ import { ControlReader } from '../../child/control-reader.js';
 import type { ControlItem } from '../../child/control-reader.js';
 import { FakeEventWriter } from './event-writer.js';
 import { GRANDCHILD_MAX_LIFE_MS, spawnGrandchild } from '../process/grandchild.js';
+import { spawnHog } from '../process/hog.js';
+import type { HogSpec } from '../process/hog.js';
 import { Lifeline } from '../process/lifeline.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
-import { flood, pointMatches } from './misbehaviours.js';
+import { flood, pointMatches, spin } from './misbehaviours.js';
 import { resultPayload } from '../../child/result.js';
 import { callUsage, pauseSatisfied, planTurn, steerAcknowledgement, sumUsage } from './turn-plan.js';
 import type { ActiveTurn, Op } from './turn-plan.js';
@@ -528,6 +530,8 @@ export class FakeChildRun {
         this.transcript.paused = false;
         this.note('flood', summary);
       } else if ('delay' in action) this.sleep(action.delay);
+      else if ('hog' in action) this.spawnHog(action.hog);
+      else if ('spin' in action) this.note('spin', spin(action.spin, this.lifeline));
       else if ('ignore' in action) {
         for (const thing of action.ignore) {
           this.ignored.add(thing);
@@ -539,6 +543,19 @@ export class FakeChildRun {
 
   private ignoreSigterm(): void {
     if (process.listenerCount('SIGTERM') === 0) process.on('SIGTERM', () => this.note('ignored SIGTERM'));
+  }
+
+  /** A hog grandchild: the turn waits until it allocated and started its processes, then says so in an `info` event. */
+  private spawnHog(spec: HogSpec): void {
+    this.awaitingGrandchildren += 1;
+    spawnHog(spec, (report) => {
+      this.awaitingGrandchildren -= 1;
+      const detail: JsonObject = { 'ready?': report.ready };
+      if (report.pid !== undefined) detail['pid'] = report.pid;
+      if (report.error !== undefined) detail['error'] = report.error;
+      this.note('hog', detail);
+      if (!this.exited) this.events.emit('info', { summary: `hog ${report.pid ?? 'failed'}`, 'hog-pid': report.pid ?? null, 'ready?': report.ready });
+    });
   }
 
   private spawnGrandchildren(options: { count?: number; session?: boolean; lifeMs?: number }): void {

@@ -19,7 +19,7 @@ export interface FaConfig {
   ownerPid?: number;
 }
 
-const STEP_KINDS = ['text', 'tool', 'compaction', 'pause', 'raw', 'grandchildren', 'dieMidFrame', 'crash'];
+const STEP_KINDS = ['text', 'tool', 'compaction', 'pause', 'raw', 'grandchildren', 'hog', 'dieMidFrame', 'crash'];
 
 /** A structural check of a scenario from JSON, so a malformed one is refused with a reason, not a crash mid-run. */
 function faScenarioProblems(scenario: Record<string, unknown>): string[] {

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JsonObject } from '../../wire/index.js';
 import { spawnGrandchildren } from '../process/grandchild.js';
+import { startHog } from '../process/hog.js';
 import { Lifeline } from '../process/lifeline.js';
 import { writeAllSync } from '../process/stdout-writer.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
@@ -133,6 +134,9 @@ export class FakeFaRun {
       for (const raw of step.raw) this.writeRaw(round, raw);
     } else if ('grandchildren' in step) {
       await this.spawnGrandchildren(step.grandchildren);
+    } else if ('hog' in step) {
+      const report = await startHog(step.hog);
+      this.note('hog', report.pid === undefined ? { error: report.error ?? 'no pid' } : { pid: report.pid, 'ready?': report.ready });
     } else if ('dieMidFrame' in step) {
       const whole = JSON.stringify(hepFrame.turnDone(round.turnId, round.message, round.toolResults, this.usageOf(round), 'stop'));
       this.write(step.dieMidFrame.partial ?? whole.slice(0, Math.floor(whole.length / 2)), undefined, true);

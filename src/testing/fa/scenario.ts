@@ -1,6 +1,7 @@
 // The FaScenario type: a JSON script of what the fake `fa` does in one headless run, and the built-in names.
 import type { JsonObject } from '../../wire/index.js';
 import type { TextSpec } from '../scenario.js';
+import type { HogSpec } from '../process/hog.js';
 
 /** A line the fake writes on stdout outside HEP v1's frame catalog, on purpose. */
 export type FaRawLine =
@@ -49,6 +50,8 @@ export type FaStep =
    * Their pids go to the transcript (`grandchildren`) and to stderr; the run waits until they are ready.
    */
   | { grandchildren: { count?: number; session?: boolean; lifeMs?: number } }
+  /** Starts a hog grandchild (allocates, starts processes, burns CPU: see `HogSpec`); the round waits until it allocated. */
+  | { hog: HogSpec }
   /** Writes `partial` (default: the first half of a `turn_done` frame) with no newline, then SIGKILLs itself. */
   | { dieMidFrame: { partial?: string } }
   /** Exits at once with `code` (default 1) and no terminal frame. */

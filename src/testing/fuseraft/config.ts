@@ -9,8 +9,8 @@ import type { SessionConfig } from './session.js';
 /** A scenario that cannot be loaded: the fake exits 2 with the reason. */
 export class FuseraftScenarioError extends Error {}
 
-const REPL_STEPS = ['token', 'thinking', 'tool', 'retrying', 'question', 'pause', 'approval', 'raw', 'grandchildren', 'crash'];
-const BRIDGE_STEPS = ['agent', 'orchestrator', 'budgetWarning', 'pause', 'approval', 'raw', 'grandchildren', 'crash'];
+const REPL_STEPS = ['token', 'thinking', 'tool', 'retrying', 'question', 'pause', 'approval', 'raw', 'grandchildren', 'hog', 'crash'];
+const BRIDGE_STEPS = ['agent', 'orchestrator', 'budgetWarning', 'pause', 'approval', 'raw', 'grandchildren', 'hog', 'crash'];
 
 /** A structural check of a scenario from JSON, so a malformed one is refused with a reason, not a crash mid-run. */
 function problems(scenario: Record<string, unknown>): string[] {

@@ -1,4 +1,5 @@
 // The FuseraftScenario type: a JSON script of what the fake fuseraft does in `repl --vscode` or `run --bridge`.
+import type { HogSpec } from '../process/hog.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import type { TextSpec } from '../scenario.js';
 
@@ -43,6 +44,8 @@ export type FuseraftCommonStep =
   | { raw: FuseraftRawLine[] }
   /** Spawns grandchildren ignoring SIGTERM and SIGINT (in the fake's group, or `session: true` in their own session). */
   | { grandchildren: { count?: number; session?: boolean; lifeMs?: number } }
+  /** Starts a hog grandchild (allocates, starts processes, burns CPU: see `HogSpec`); the step waits until it allocated. */
+  | { hog: HogSpec }
   /** Exits at once with `code` (default 1): no `message_end`, `session_end` or `result`. */
   | { crash: { code?: number } };
 

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JsonObject } from '../../wire/index.js';
 import { spawnGrandchildren } from '../process/grandchild.js';
+import { startHog } from '../process/hog.js';
 import { Lifeline } from '../process/lifeline.js';
 import { writeAllSync } from '../process/stdout-writer.js';
 import { TranscriptWriter } from '../process/transcript-writer.js';
@@ -202,6 +203,9 @@ export abstract class FuseraftSession {
         if (report.pid === undefined) this.note('grandchild failed', { error: report.error ?? 'no pid' });
         else this.note('grandchild', { pid: report.pid, 'own-session?': report.ownSession, 'ready?': report.ready });
       }
+    } else if ('hog' in step) {
+      const report = await startHog(step.hog);
+      this.note('hog', report.pid === undefined ? { error: report.error ?? 'no pid' } : { pid: report.pid, 'ready?': report.ready });
     } else if ('crash' in step) {
       this.quit(step.crash.code ?? 1);
     } else {

@@ -10,11 +10,8 @@ export const GRANDCHILD_FLAG = '--grandchild';
 /** The grandchild argument that makes it ignore SIGINT too (a stubborn tree against a group-wide cancel). */
 const IGNORE_SIGINT = 'ignore-sigint';
 
-export interface GrandchildReport {
-  pid?: number;
+export interface GrandchildReport extends HelperReport {
   ownSession: boolean;
-  ready: boolean;
-  error?: string;
 }
 
 /**
@@ -27,18 +24,31 @@ export function spawnGrandchild(
   settled: (report: GrandchildReport) => void,
 ): void {
   const lifeMs = Math.min(Math.max(0, options.lifeMs), GRANDCHILD_MAX_LIFE_MS);
-  const argv = [process.argv[1] ?? '', GRANDCHILD_FLAG, String(lifeMs), ...(options.ignoreSigint ? [IGNORE_SIGINT] : [])];
-  const child = spawn(process.execPath, argv, {
-    detached: options.session,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const args = [GRANDCHILD_FLAG, String(lifeMs), ...(options.ignoreSigint ? [IGNORE_SIGINT] : [])];
+  spawnUntilReady(args, options.session, (report) => settled({ ...report, ownSession: options.session }));
+}
+
+/** What a helper process of a fake program did: its pid, whether it said ready, why not. */
+export interface HelperReport {
+  pid?: number;
+  ready: boolean;
+  error?: string;
+}
+
+/**
+ * Spawns this program with `args` (a grandchild, a hog) and calls `settled` once it says ready on its stdout
+ * (its first output), or fails to start, exits first, or is not ready within 30 s. `detached`: in a session of
+ * its own. It is unref'd: it never keeps the fake alive.
+ */
+export function spawnUntilReady(args: string[], detached: boolean, settled: (report: HelperReport) => void): void {
+  const child = spawn(process.execPath, [process.argv[1] ?? '', ...args], { detached, stdio: ['ignore', 'pipe', 'ignore'] });
   let done = false;
   const settle = (ready: boolean, error?: string) => {
     if (done) return;
     done = true;
     clearTimeout(timeout);
     child.stdout?.destroy();
-    const report: GrandchildReport = { ownSession: options.session, ready };
+    const report: HelperReport = { ready };
     if (child.pid !== undefined) report.pid = child.pid;
     if (error !== undefined) report.error = error;
     settled(report);

@@ -1,4 +1,15 @@
 // Every fake program's lifelines: parent death, the safety cap, a blocking sleep and a watcher that notice them.
+import { readlinkSync } from 'node:fs';
+import { CHILD_ENV } from '../child-env.js';
+
+/** This process's pid namespace (`pid:[inode]`), or undefined where it cannot be read (no /proc). */
+export function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
 
 /** How often a blocking sleep looks up to check that the parent is still there. */
 const SLEEP_SLICE_MS = 50;
@@ -28,11 +39,17 @@ export class Lifeline {
    * `ownerPid`: the process that made this fake child (see CHILD_ENV.ownerPid), watched beside the parent.
    * `outlivesParent`: neither is watched (a durable run's child goes on without them); only `maxLifeMs` caps it.
    */
+  private readonly ownerPid: number | undefined;
+
   constructor(
     private readonly maxLifeMs: number,
-    private readonly ownerPid?: number,
+    ownerPid?: number,
     private readonly outlivesParent = false,
-  ) {}
+  ) {
+    // In another pid namespace (a sandbox) the owner's pid names nobody, or someone else.
+    const ownerNamespace = process.env[CHILD_ENV.ownerPidNamespace];
+    this.ownerPid = ownerNamespace !== undefined && ownerNamespace !== pidNamespace() ? undefined : ownerPid;
+  }
 
   /** Milliseconds since the child started. */
   now(): number {

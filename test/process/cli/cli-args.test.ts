@@ -178,6 +178,34 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('the limits on the tree and the sandbox: parsed, given to every run, refused when attaching to a daemon', async () => {
+    const parsed = parseCommandLine([
+      '--max-memory', '1.5G', '--max-cpu-time', '90.5s', '--max-processes', '64', '--max-open-files', '4096',
+      '--sandbox-write', '/data', '--sandbox-write', '/cache', '--sandbox-network', '--task', 't', '--', 'fen',
+    ]);
+    if (parsed.kind !== 'run') throw new Error('not a run');
+    const limits = { memoryBytes: 1.5 * 1024 ** 3, cpuSeconds: 91, processes: 64, openFiles: 4096 };
+    const sandbox = { writable: ['/data', '/cache'], network: true };
+    expect(parsed.options).toMatchObject({ limits, sandbox });
+    expect(sharedRunOptions(parsed.options, undefined)).toMatchObject({ limits, sandbox });
+    const plain = parseCommandLine(['--sandbox', '--max-memory', '512M', '--task', 't', '--', 'fen']);
+    expect(plain.kind === 'run' && plain.options).toMatchObject({ sandbox: { writable: [], network: false }, limits: { memoryBytes: 512 * 1024 ** 2 } });
+    const none = parseCommandLine(['--task', 't', '--', 'fen']);
+    expect(none.kind === 'run' && [none.options.limits, none.options.sandbox]).toEqual([undefined, undefined]);
+    for (const [args, message] of [
+      [['--max-memory', 'lots'], /--max-memory "lots" is not a size; write it like 512M/],
+      [['--max-memory', '-1'], /--max-memory: "-1" is invalid: a limit must be more than 0/],
+      [['--max-processes', '0'], /--max-processes "0" is not a whole number >= 1/],
+      [['--max-cpu-time', 'soon'], /--max-cpu-time: "soon" is not a duration/],
+    ] as const) {
+      expect(() => parseCommandLine([...args, '--task', 't', '--', 'fen']), args.join(' ')).toThrow(message);
+    }
+    expect(() => parseCommandLine(['--protocol', 'mew', '--url', 'ws://127.0.0.1:9', '--sandbox', '--task', 't'])).toThrow(/--sandbox does not apply when attaching to a daemon/);
+    const result = await runMain(['--sandbox', '--durable', '30s', '--run-id', 'r1', '--task', 't', '--', 'fen']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/sandbox does not apply to a durable run/);
+  });
+
   it('leaves the child command and its own options alone after --', () => {
     const parsed = parseCommandLine(['--task', 't', '--', 'node', '--task', '--quiet', '--']);
     expect(parsed.kind === 'run' && parsed.options.args).toEqual(['--task', '--quiet', '--']);
