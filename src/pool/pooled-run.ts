@@ -15,7 +15,7 @@ import type { Context } from '@opentelemetry/api';
 import type { PoolRun } from './types.js';
 
 /** The Run events a pooled run re-emits from the run it started (`outcome` is its own). */
-const RELAYED_EVENTS = ['event', 'state', 'ack', 'control', 'delivery', 'rejected', 'output', 'kill'] as const;
+const RELAYED_EVENTS = ['event', 'state', 'ack', 'control', 'delivery', 'rejected', 'output', 'kill', 'rate-limit'] as const;
 
 export interface PooledRunInit {
   /** Merged, validated run options, `runId` included. */

@@ -454,6 +454,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       session: (id) => {
         if (!this.#ended) this.#tally.sessionId = id;
       },
+      rateLimit: (report) => {
+        if (!this.#ended) this.emit('rate-limit', report);
+      },
       blocked: (id, what) => this.#bounds.blocked(id, what),
       unblocked: (id) => this.#bounds.unblocked(id),
     };
