@@ -1,9 +1,9 @@
 // The rate-limit gate with real Fen fake children: a child whose provider answered 429 (Fen's `error`) shuts the pool's gate; no other child runs while it is shut, then one, then the rest; runs going are untouched; warm hand-offs wait too; nothing left.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSupervisor } from '../../../src/index.js';
-import type { RateLimitGateState } from '../../../src/index.js';
 import { liveFakeProcesses } from '../../../src/testing/index.js';
 import type { Scenario } from '../../../src/testing/index.js';
+import { watchGate } from '../../helpers/gate-watch.js';
 import { cleanupPoolKit, fake, freshDir, runOptions, sampleLiveTrees } from '../../helpers/pool-kit.js';
 
 afterEach(() => cleanupPoolKit());
@@ -18,14 +18,9 @@ describe('the rate-limit gate (Fen fake children)', () => {
     const refused = fake(PROVIDER_429);
     const echo = fake('echo');
     const sup = createSupervisor({ concurrency: 3, defaults: { stateDir }, rateLimit: { holdMs: 1500, rampMs: 600 } });
-    const changes: Array<RateLimitGateState & { seen: number }> = [];
-    sup.on('rate-limit', (gate) => changes.push({ ...gate, seen: Date.now() }));
-    const starts: number[] = [];
-    sup.on('start', () => starts.push(Date.now()));
+    const watch = watchGate(sup);
     expect(await sup.spawn({ ...runOptions(refused), task: 'go' }).outcome).toMatchObject({ status: 'done', finalText: `[error] ${REFUSED}` });
-    const shut = sup.rateLimited['default'];
-    expect(shut).toMatchObject({ state: 'shut', cause: { report: { status: 'limited', httpStatus: 429, nativeType: 'error', agentRetries: false } } });
-    starts.length = 0;
+    expect(sup.rateLimited['default']).toMatchObject({ state: 'shut', cause: { report: { status: 'limited', httpStatus: 429, nativeType: 'error', agentRetries: false } } });
     const sampler = sampleLiveTrees(new Set([echo.child.token]));
     const runs = Array.from({ length: 6 }, (_, index) => sup.spawn({ ...runOptions(echo), task: `task ${index}` }));
     await vi.waitFor(() => expect(sup.rateLimited['default']?.waiting).toBe(6), { timeout: 10_000 });
@@ -33,14 +28,10 @@ describe('the rate-limit gate (Fen fake children)', () => {
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(6).fill('done'));
     const { seen } = sampler.stop();
     expect(seen.size).toBe(6);
-    // Nothing started before the gate's time, and only one run before its ramp's second step.
-    const until = shut!.until!;
-    expect(Math.min(...starts)).toBeGreaterThanOrEqual(until);
-    const secondStep = changes.find((change) => change.state === 'open' || (change.allowance ?? 0) >= 2);
-    expect(starts.filter((at) => at < (secondStep?.seen ?? Infinity)).length).toBeLessThanOrEqual(1);
-    // Each change of its state (runs coming to wait aside): shut, a step of one, of two, open.
-    const steps = changes.filter((change, index) => index === 0 || change.state !== changes[index - 1]!.state || change.allowance !== changes[index - 1]!.allowance);
-    expect(steps.map((change) => [change.state, change.allowance])).toEqual([['shut', undefined], ['ramping', 1], ['ramping', 2], ['open', undefined]]);
+    // Nothing started before the gate's time, and only one run before its ramp's second step; its steps: shut, a
+    // step of one, of two, open.
+    watch.expectHeldWhileShut();
+    expect(watch.steps()).toEqual([['shut', undefined], ['ramping', 1], ['ramping', 2], ['open', undefined]]);
     expect(sup.rateLimited).toEqual({});
     await sup.shutdown();
     expect(liveFakeProcesses(echo.child.token)).toEqual([]);
