@@ -1,4 +1,4 @@
-// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), an in-memory run, replays of journals, scenarios, transcripts, liveness helpers.
+// Public entry of subvisor/testing: fakeChild() (Fen), fakeFa() (HEP), fakeFuseraft(), fakeMewDaemon(), fakeModel() (a scripted model for real agents), an in-memory run, replays of journals, scenarios, transcripts, liveness helpers.
 export { fakeChild, fakeChildScript } from './fen-kit.js';
 export type { FakeChild, FakeChildOptions } from './fen-kit.js';
 export * from './scenario.js';
@@ -42,3 +42,5 @@ export type { ReplayChild, ReplayOptions } from './replay/kit.js';
 export { replayScriptOf, REPLAY_PLACEHOLDERS } from './replay/replay-script.js';
 export type { ReplayControl, ReplayEnd, ReplayScript, ReplayStep, ReplayTiming } from './replay/replay-script.js';
 export type { PlayableEvent, PlayedAnswer } from './in-memory.js';
+export { fakeModel } from './model/server.js';
+export type * from './model/types.js';

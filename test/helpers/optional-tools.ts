@@ -1,6 +1,8 @@
-// The programs beyond Node that some tests use: whether each is on PATH, and what the suite says once when some are not.
+// The programs beyond Node that some tests use: whether each is on PATH (or, for the real agents, installed in
+// .agents/), and what the suite says once when some are not.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { AGENTS_INSTALL, agentBinary, type AgentBinaryName } from './agent-binaries.js';
 
 /** Each program, what is skipped without it, its Debian package, and (when not found on PATH) how to tell it is there. */
 const OPTIONAL_TOOLS: Record<string, { skipped: string; debianPackage: string; present?: () => boolean }> = {
@@ -45,16 +47,29 @@ export function onPath(program: string): boolean {
   }
 }
 
+/** The real agents some tests drive against fakeModel (the full matrix is test/agents/, `npm run test:agents`). */
+const AGENT_BINARIES: AgentBinaryName[] = ['claude', 'codex', 'gemini'];
+
 /**
- * What test/global-setup.ts says once on a machine without some of the programs: what is skipped, and the command
- * that installs them (README.md says the same). Undefined when every one is there.
+ * What test/global-setup.ts (and test/agents/'s setup) says once on a machine without some of the programs: what is
+ * skipped, and the command that installs them (README.md says the same). Undefined when every one is there.
  */
 export function missingToolsNote(): string | undefined {
   const missing = Object.keys(OPTIONAL_TOOLS).filter((program) => !(OPTIONAL_TOOLS[program]!.present ?? (() => onPath(program)))());
-  if (missing.length === 0) return undefined;
-  const tools = missing.map((program) => OPTIONAL_TOOLS[program]!);
-  return (
-    `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH, so the suite skips ${tools.map((tool) => tool.skipped).join(', and ')}. ` +
-    `To run them: sudo apt-get install ${tools.map((tool) => tool.debianPackage).join(' ')} (Debian, Ubuntu).`
-  );
+  const agents = AGENT_BINARIES.filter((name) => agentBinary(name) === undefined);
+  const notes: string[] = [];
+  if (missing.length > 0) {
+    const tools = missing.map((program) => OPTIONAL_TOOLS[program]!);
+    notes.push(
+      `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not on PATH, so the suite skips ${tools.map((tool) => tool.skipped).join(', and ')}. ` +
+        `To run them: sudo apt-get install ${tools.map((tool) => tool.debianPackage).join(' ')} (Debian, Ubuntu).`,
+    );
+  }
+  if (agents.length > 0) {
+    notes.push(
+      `The pinned agent binaries (${agents.join(', ')}) are not installed in .agents/, so the suite skips the tests that drive ` +
+        `the real agents against fakeModel (test/agents/, and their smoke tests in test/process/). To run them: ${AGENTS_INSTALL}.`,
+    );
+  }
+  return notes.length === 0 ? undefined : notes.join('\n');
 }
