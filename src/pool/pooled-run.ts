@@ -15,7 +15,7 @@ import type { Context } from '@opentelemetry/api';
 import type { PoolRun } from './types.js';
 
 /** The Run events a pooled run re-emits from the run it started (`outcome` is its own). */
-const RELAYED_EVENTS = ['event', 'state', 'ack', 'control', 'delivery', 'rejected', 'output', 'kill'] as const;
+const RELAYED_EVENTS = ['event', 'state', 'ack', 'control', 'delivery', 'rejected', 'output', 'kill', 'rate-limit'] as const;
 
 export interface PooledRunInit {
   /** Merged, validated run options, `runId` included. */
@@ -197,15 +197,7 @@ export class PooledRun extends RunHandle implements PoolRun {
    * Resolves once the outcome is settled, i.e. once the whole tree is reaped: then the slot is free.
    */
   start(): Promise<void> {
-    if (this.#ended || this.#inner !== undefined) return this.outcome.then(() => undefined);
-    this.#dequeue = undefined;
-    this.#detachAbort();
-    const deadline = this.#options.deadline;
-    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    if (deadlineMs !== undefined && deadlineMs <= Date.now()) {
-      this.#endQueued('timed-out', 'deadline', 'the deadline passed while the run was queued; it never started');
-      return this.outcome.then(() => undefined);
-    }
+    if (!this.#leaveQueue()) return this.outcome.then(() => undefined);
     let inner: Run;
     try {
       // The slot may come long after spawn(), in another async context: the run's span keeps the caller's parent.
@@ -215,6 +207,43 @@ export class PooledRun extends RunHandle implements PoolRun {
       this.#endQueued('failed', 'spawn-failed', `could not start the run: ${(error as Error).message}`);
       return this.outcome.then(() => undefined);
     }
+    this.#adopt(inner);
+    return this.outcome.then(() => undefined);
+  }
+
+  /**
+   * @internal Its task goes to `warm`, a child of the pool waiting in ready (its slot is the child's): `handOff`
+   * hands it over with this run's options. False when it did not (the run ended: the deadline passed while
+   * queued, or the hand-off refused its options, `spawn-failed`); `warm` is left as it was.
+   */
+  startWarm(warm: Run, handOff: (warm: Run) => void): boolean {
+    if (!this.#leaveQueue()) return false;
+    try {
+      withContext(this.#traceContext, () => handOff(warm));
+    } catch (error) {
+      this.#endQueued('failed', 'spawn-failed', `could not hand the task to a warm child: ${(error as Error).message}`);
+      return false;
+    }
+    this.#adopt(warm);
+    return true;
+  }
+
+  /** Leaves the queue to start: false when it ended instead (before, or now: its absolute deadline passed while queued). */
+  #leaveQueue(): boolean {
+    if (this.#ended || this.#inner !== undefined) return false;
+    this.#dequeue = undefined;
+    this.#detachAbort();
+    const deadline = this.#options.deadline;
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    if (deadlineMs !== undefined && deadlineMs <= Date.now()) {
+      this.#endQueued('timed-out', 'deadline', 'the deadline passed while the run was queued; it never started');
+      return false;
+    }
+    return true;
+  }
+
+  /** Relays `inner`, the run that does its work, from now on. */
+  #adopt(inner: Run): void {
     this.#inner = inner;
     for (const name of RELAYED_EVENTS) {
       inner.on(name, (...args: unknown[]) => (this.emit as (event: string, ...rest: unknown[]) => boolean)(name, ...args));
@@ -226,7 +255,6 @@ export class PooledRun extends RunHandle implements PoolRun {
       this.#finish(outcome);
       this.#wake(); // a waiting pump looks again (it still waits for consumers over their high-water mark)
     });
-    return this.outcome.then(() => undefined);
   }
 
   /** @internal Ends it without ever starting (cancelled while queued, supervisor shutdown, a spent pool budget with its report). */

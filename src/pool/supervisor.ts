@@ -1,4 +1,4 @@
-// createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries, a pool-wide budget, the usage ledger and shutdown.
+// createSupervisor: a p-queue of runs that bounds live process trees, with counts, events, retries, a pool-wide budget, the usage ledger, the rate-limit gates, warm children and shutdown.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import PQueue from 'p-queue';
@@ -8,6 +8,7 @@ import { registerLiveRun, unregisterLiveRun } from '../process/shutdown.js';
 import type { ShutdownParticipant } from '../process/shutdown.js';
 import { attachableRuns, attachRun } from '../api/attach-run.js';
 import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
+import { handOff } from '../api/hand-off.js';
 import type { Budget, BudgetLimits, Outcome, Run, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
 import { checkLimits } from '../run/budget-limits.js';
 import { notStartedOn } from '../run/run-budget.js';
@@ -23,6 +24,14 @@ import { poolBoardSource } from './board-source.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 import type { Context } from '@opentelemetry/api';
 import { backoffMs, checkRetryPolicy, shouldRetry } from './retry.js';
+import { checkClock } from './clock.js';
+import type { PoolClock } from './clock.js';
+import { checkRateLimitOptions, RateLimitGates } from './rate-limit-gate.js';
+import type { RateLimitGateState } from './rate-limit-gate.js';
+import { startProfileOf } from './start-profile.js';
+import type { StartProfile } from './start-profile.js';
+import { checkWarmOptions, WarmPool } from './warm-pool.js';
+import type { WarmChild, WarmHost } from './warm-pool.js';
 import type {
   PoolEvent,
   PoolEventsOptions,
@@ -38,6 +47,10 @@ import type {
 } from './types.js';
 
 const MODE_STRENGTH: Record<ShutdownMode, number> = { finalize: 0, cancel: 1, kill: 2 };
+/** The rate-limit gate of a pool without `rateLimitKey`, and of re-attached runs. */
+const DEFAULT_GATE = 'default';
+/** Warm children start behind every run waiting for a slot (a run's priority is finite). */
+const WARM_PRIORITY = -Infinity;
 
 /** Creates a pool that runs at most `concurrency` supervised runs (live process trees) at once. */
 export function createSupervisor(options: SupervisorOptions): Supervisor {
@@ -49,8 +62,14 @@ interface Entry {
   policy: RetryPolicy | undefined;
   /** Whether the caller chose the run id (then retries get `<id>-attempt-<n>`). */
   explicitId: boolean;
+  /** The rate-limit gate it waits at and reports to. */
+  gate: string;
   /** A pending backoff before the run is queued. */
   backoffTimer?: NodeJS.Timeout;
+  /** The warm child its task goes to, until it is handed over. */
+  warm?: WarmChild;
+  /** While it waits at its rate-limit gate: takes it out. */
+  leaveGate?: () => void;
 }
 
 class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervisor {
@@ -63,7 +82,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   readonly #taps: PoolEventTaps;
   /** Every run not yet settled: queued, waiting out a backoff, or running. */
   readonly #live = new Map<PooledRun, Entry>();
-  readonly #counts: SupervisorCounts = { queued: 0, running: 0, done: 0, failed: 0, timedOut: 0, cancelled: 0, retried: 0 };
+  readonly #counts: Omit<SupervisorCounts, 'warm'> = { queued: 0, running: 0, done: 0, failed: 0, timedOut: 0, cancelled: 0, retried: 0 };
   /** `budget.total`: every run draws on it. */
   readonly #total: SharedBudgetAccount | undefined;
   readonly #book = new UsageBook();
@@ -73,6 +92,16 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   #idleWaiters: Array<() => void> = [];
   readonly #controllers = new WeakMap<PooledRun, AbortController>();
   #registered = false;
+  readonly #clock: PoolClock;
+  /** The caller's `rateLimitKey`. */
+  readonly #gateKey: ((options: RunOptions) => string) | undefined;
+  /** The rate-limit gates (none with `rateLimit: false`). */
+  readonly #gates: RateLimitGates | undefined;
+  readonly #warm: WarmPool | undefined;
+  /** Warm children and the run each is bound to until its task is handed over. */
+  readonly #bound = new Map<WarmChild, PooledRun>();
+  /** The gate of each start profile's warm children (the gate of the run that asked for them). */
+  readonly #profileGates = new Map<string, string>();
   /**
    * The pool's place in the run core's shutdown registry (the same SIGINT/SIGTERM handlers as every
    * run): on a parent signal nothing more starts and every queued run ends; the registry itself stops
@@ -81,7 +110,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   readonly #participant: ShutdownParticipant = {
     shutdown: () => {
       this.#close('parent-shutdown', 'the parent process is shutting down; the run never started');
-      return this.onIdle();
+      this.#warm?.stop('cancel');
+      return this.#allGone();
     },
     killNow: () => this.#queue.clear(),
   };
@@ -106,6 +136,19 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (!Number.isInteger(highWaterBytes) || highWaterBytes < 1) throw new RangeError('options.highWaterBytes must be an integer >= 1');
     this.#taps = new PoolEventTaps({ events: highWaterMark, bytes: highWaterBytes }, () => ({ idle: this.#live.size === 0, closed: this.#closed }));
     this.#queue = new PQueue({ concurrency: options.concurrency });
+    this.#clock = checkClock(options.clock);
+    if (options.rateLimitKey !== undefined && typeof options.rateLimitKey !== 'function') throw new TypeError('options.rateLimitKey must be a function of the run options');
+    this.#gateKey = options.rateLimitKey;
+    const gateOptions = checkRateLimitOptions(options.rateLimit);
+    this.#gates = gateOptions === undefined ? undefined : new RateLimitGates(gateOptions, this.#clock, () => this.#queue.concurrency, (state) => this.emit('rate-limit', state));
+    const warm = checkWarmOptions(options.warm);
+    this.#warm = warm === undefined ? undefined : new WarmPool(warm, this.#clock, this.#warmHost());
+    // The pool's own profile is warm from the start; every other one once a run of it is spawned.
+    if (this.#warm !== undefined && this.#defaults.command !== undefined && this.#defaults.durable === undefined) {
+      const profile = startProfileOf(mergeOptions(this.#defaults, {}, this.#signals));
+      this.#profileGates.set(profile.key, this.#gateOf(profile.options));
+      this.#warm.fill(profile);
+    }
     // Spent: nothing queued starts (a running run is stopped by its own share of the budget).
     this.#total?.watch(() => {
       for (const run of [...this.#live.keys()]) if (!run.started) this.#endSpent(run);
@@ -130,7 +173,11 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   }
 
   get counts(): SupervisorCounts {
-    return { ...this.#counts };
+    return { ...this.#counts, warm: this.#warm?.live ?? 0 };
+  }
+
+  get rateLimited(): Record<string, RateLimitGateState> {
+    return this.#gates?.states() ?? {};
   }
 
   get closed(): boolean {
@@ -157,11 +204,19 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       merged.budget = { ...merged.budget, shared: this.#total };
     }
     const explicitId = merged.runId !== undefined;
+    const gate = this.#gateOf(merged);
     const resolved = { ...merged, runId: merged.runId ?? randomUUID() };
     // Throws on invalid options, like spawnRun, before anything is queued (a caller's own start checks its own).
     if (this.#startRun === undefined) checkRunOptions(resolved);
-    const run = this.#create(resolved, priority, 1, undefined, activeContext());
-    this.#admit(run, { policy, explicitId }, 0);
+    const profile = this.#warmProfileOf(merged, explicitId);
+    // A warm child of its profile takes the task: the run is that child's (its id too).
+    const warm = profile === undefined ? undefined : this.#warm!.take(profile.key);
+    const run = this.#create(warm === undefined ? resolved : { ...resolved, runId: warm.run.id }, priority, 1, undefined, activeContext());
+    this.#admit(run, { policy, explicitId, gate, ...(warm === undefined ? {} : { warm }) }, 0);
+    if (profile !== undefined) {
+      this.#profileGates.set(profile.key, gate);
+      this.#warm!.fill(profile);
+    }
     return run as PoolRun<T>;
   }
 
@@ -171,7 +226,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     return attachableRuns(stateDir).map((runId) => {
       const start = () => attachRun({ runId, stateDir, handleParentSignals: this.#signals });
       const run = this.#create({ runId, command: `(re-attached durable run ${runId})` }, 0, 1, undefined, activeContext(), start);
-      this.#admit(run, { policy: undefined, explicitId: true }, 0);
+      this.#admit(run, { policy: undefined, explicitId: true, gate: DEFAULT_GATE }, 0);
       return run;
     });
   }
@@ -198,16 +253,22 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (this.#mode === undefined || MODE_STRENGTH[mode] > MODE_STRENGTH[this.#mode]) {
       this.#mode = mode;
       for (const run of this.#live.keys()) if (run.started) stopRunning(run, mode);
+      this.#warm?.stop(mode);
     }
-    if (graceMs !== undefined && this.#live.size > 0) {
+    if (graceMs !== undefined && this.#live.size + (this.#warm?.live ?? 0) > 0) {
       const timer = setTimeout(() => {
         for (const run of this.#live.keys()) void run.kill('the supervisor shutdown grace ran out');
+        this.#warm?.stop('kill');
       }, Math.min(graceMs, MAX_TIMER_MS));
-      // The earliest grace wins; the timer goes when the pool is idle.
+      // The earliest grace wins; the timer goes when every tree is gone.
       if (this.#killTimer === undefined) this.#killTimer = timer;
       else clearTimeout(timer);
     }
-    return this.onIdle().then(() => this.counts);
+    return this.#allGone().then(() => {
+      if (this.#killTimer !== undefined) clearTimeout(this.#killTimer);
+      this.#killTimer = undefined;
+      return this.counts;
+    });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -244,14 +305,17 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   #admit(run: PooledRun, entry: Entry, delayMs: number): void {
     this.#live.set(run, entry);
     this.#counts.queued++;
-    if (!this.#registered) {
-      this.#registered = true;
-      registerLiveRun(this.#participant, this.#signals);
-    }
+    this.#updateRegistration();
     void run.outcome.then((outcome) => this.#settled(run, entry, outcome));
+    // Its news, from whichever child does its work (a warm child's before the hand-off comes through the warm pool).
+    if (this.#gates !== undefined) run.on('rate-limit', (report) => this.#gates!.report(entry.gate, run.id, report));
     this.emit('queued', run);
+    if (entry.warm !== undefined) this.#bound.set(entry.warm, run);
     if (this.#total?.exceeded !== undefined) {
       this.#endSpent(run);
+    } else if (entry.warm !== undefined) {
+      // On a later tick, as a queued run's start: the caller holds the handle (and its listeners) by then.
+      queueMicrotask(() => this.#handOff(run));
     } else if (delayMs > 0) {
       entry.backoffTimer = setTimeout(() => {
         entry.backoffTimer = undefined;
@@ -269,6 +333,13 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       .add(() => this.#start(run), { priority: run.priority, id: run.id, signal })
       // Rejects only when the run was taken out of the queue (cancelled while queued): nothing to do.
       .catch(() => undefined);
+    // Runs before warmth: a run waiting for a slot a warm child holds while it waits for a task gets it.
+    if (this.#runsWaitingForSlots > 0) this.#warm?.evictIdle();
+  }
+
+  /** Runs (not warm children) in the queue waiting for a slot. */
+  get #runsWaitingForSlots(): number {
+    return this.#queue.size - this.#queue.sizeBy({ priority: WARM_PRIORITY });
   }
 
   #start(run: PooledRun): Promise<void> {
@@ -277,6 +348,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       this.#endSpent(run);
       return Promise.resolve();
     }
+    // Its gate is shut: it gives the slot back and waits there, to be queued again when the gate lets it.
+    if (!this.#passGate(run, () => this.#enqueue(run))) return Promise.resolve();
     this.#counts.queued--;
     this.#counts.running++;
     const settled = run.start();
@@ -286,6 +359,12 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
 
   #settled(run: PooledRun, entry: Entry, outcome: Outcome): void {
     if (entry.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
+    entry.leaveGate?.();
+    if (entry.warm !== undefined) {
+      // It ended before its task was handed over: the child waits for another.
+      this.#bound.delete(entry.warm);
+      this.#warm?.unbind(entry.warm);
+    }
     if (run.started) this.#counts.running--;
     else this.#counts.queued--;
     this.#book.add(outcome);
@@ -297,11 +376,16 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       const rootId = (run.retryOf === undefined ? run : rootOf(run)).id;
       const runId = entry.explicitId ? `${rootId}-attempt-${attempt}` : randomUUID();
       // A retry's span is a sibling of the attempt before it, under the caller's context.
-      const next = this.#create({ ...base, runId }, run.priority, attempt, run, run.traceContext);
+      const delayMs = backoffMs(entry.policy!, attempt, outcome);
+      // A retry that goes at once may take a warm child (one waiting out a backoff would hold it idle).
+      const profile = delayMs > 0 ? undefined : this.#warmProfileOf(base, entry.explicitId);
+      const warm = profile === undefined ? undefined : this.#warm!.take(profile.key);
+      const next = this.#create({ ...base, runId: warm?.run.id ?? runId }, run.priority, attempt, run, run.traceContext);
       run.retriedBy(next);
       this.#counts.retried++;
       this.emit('retry', next, run, outcome);
-      this.#admit(next, { policy: entry.policy, explicitId: entry.explicitId }, backoffMs(entry.policy!, attempt, outcome));
+      this.#admit(next, { policy: entry.policy, explicitId: entry.explicitId, gate: entry.gate, ...(warm === undefined ? {} : { warm }) }, delayMs);
+      if (profile !== undefined) this.#warm!.fill(profile);
     } else {
       this.#count(outcome);
       run.settleFinal(outcome);
@@ -329,12 +413,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   }
 
   #becameIdle(): void {
-    if (this.#killTimer !== undefined) clearTimeout(this.#killTimer);
-    this.#killTimer = undefined;
-    if (this.#registered) {
-      this.#registered = false;
-      unregisterLiveRun(this.#participant);
-    }
+    this.#updateRegistration();
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -352,17 +431,118 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     run.endQueued('budget-exceeded', error, { limits, sharedLimits: { ...this.#total!.limits }, used: {}, exceeded });
   }
 
-  /** Stops accepting and ends every run that has not started (queued or waiting out a backoff). */
+  /** Stops accepting and ends every run that has not started (queued, waiting out a backoff or at its gate, bound to a warm child). */
   #close(code: 'aborted' | 'parent-shutdown', error: string): void {
     this.#closed = true;
     this.#taps.idle(); // already idle: the events() iterators end now
     this.#queue.clear();
+    this.#gates?.close();
     for (const [run, entry] of [...this.#live]) {
       if (run.started) continue;
       if (entry.backoffTimer !== undefined) clearTimeout(entry.backoffTimer);
       entry.backoffTimer = undefined;
       run.endQueued(code, error);
     }
+  }
+
+  /** Resolves once no run is live and no warm child is left: every tree is gone. */
+  #allGone(): Promise<void> {
+    return Promise.all([this.onIdle(), this.#warm?.whenGone()]).then(() => undefined);
+  }
+
+  /** The pool is in the parent-signal registry while any run or warm child is live. */
+  #updateRegistration(): void {
+    const live = this.#live.size > 0 || (this.#warm?.live ?? 0) > 0;
+    if (live && !this.#registered) registerLiveRun(this.#participant, this.#signals);
+    else if (!live && this.#registered) unregisterLiveRun(this.#participant);
+    this.#registered = live;
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* Rate-limit gates and warm children                                                              */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** The gate of a run's options: the caller's `rateLimitKey`, else the pool's one gate. */
+  #gateOf(options: RunOptions): string {
+    if (this.#gateKey === undefined) return DEFAULT_GATE;
+    const key = this.#gateKey(options);
+    if (typeof key !== 'string' || key === '') throw new TypeError('options.rateLimitKey must return a non-empty string');
+    return key;
+  }
+
+  /**
+   * Whether `run` may start now; else it waits at its gate and `resume` is called when the gate lets it
+   * through (it asks again then).
+   */
+  #passGate(run: PooledRun, resume: () => void): boolean {
+    const entry = this.#live.get(run);
+    if (this.#gates === undefined || entry === undefined || this.#gates.admit(entry.gate)) return true;
+    entry.leaveGate = this.#gates.wait(entry.gate, {
+      priority: run.priority,
+      resume: () => {
+        entry.leaveGate = undefined;
+        resume();
+      },
+    });
+    return false;
+  }
+
+  /** The start profile of a run that may take a warm child (the caller chose no id, not durable); undefined otherwise. */
+  #warmProfileOf(options: RunOptions, explicitId: boolean): StartProfile | undefined {
+    if (this.#warm === undefined || explicitId || options.durable !== undefined) return undefined;
+    return startProfileOf(options);
+  }
+
+  /**
+   * A run bound to a warm child: its task is handed over once the child is ready and the gate lets it; it then
+   * holds the child's slot. The child's `ready` calls this again; a refused hand-off ended the run.
+   */
+  #handOff(run: PooledRun): void {
+    const entry = this.#live.get(run);
+    const child = entry?.warm;
+    if (entry === undefined || child === undefined || run.ended || child.run.state !== 'ready') return;
+    if (this.#total?.exceeded !== undefined) return this.#endSpent(run);
+    if (!this.#passGate(run, () => this.#handOff(run))) return;
+    entry.warm = undefined;
+    this.#bound.delete(child);
+    if (!run.startWarm(child.run, (warm) => handOff(warm, run.runOptions, run.traceContext))) {
+      this.#warm?.unbind(child);
+      return;
+    }
+    this.#warm?.handedOff(child);
+    this.#counts.queued--;
+    this.#counts.running++;
+    this.emit('start', run);
+  }
+
+  /** What the warm children need of the pool: its queue, its start, and what becomes of the runs bound to them. */
+  #warmHost(): WarmHost {
+    const pool = this;
+    return {
+      get closed() {
+        return pool.#closed;
+      },
+      enqueue: (job) => void this.#queue.add(job, { priority: WARM_PRIORITY }).catch(() => undefined),
+      start: (options) => (this.#startRun ?? spawnRun)(options),
+      ready: (child) => {
+        const run = this.#bound.get(child);
+        if (run !== undefined) this.#handOff(run);
+      },
+      lost: (child) => {
+        const run = this.#bound.get(child);
+        this.#bound.delete(child);
+        const entry = run === undefined ? undefined : this.#live.get(run);
+        if (run === undefined || entry === undefined) return;
+        // The child died before the hand-off: the run starts as any other, under the child's id (its own now).
+        entry.warm = undefined;
+        entry.leaveGate?.();
+        entry.leaveGate = undefined;
+        this.#enqueue(run);
+      },
+      rateLimit: (child, report) => this.#gates?.report(this.#profileGates.get(child.profile.key) ?? DEFAULT_GATE, child.run.id, report),
+      changed: () => this.#updateRegistration(),
+      slotWanted: () => this.#runsWaitingForSlots > 0,
+    };
   }
 }
 

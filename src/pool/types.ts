@@ -3,8 +3,12 @@ import type { EventEmitter } from 'eventemitter3';
 import type { BudgetLimits, Outcome, Run, RunEvent, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
 import type { UsageLedger } from './ledger.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
+import type { PoolClock } from './clock.js';
+import type { RateLimitGateState } from './rate-limit-gate.js';
 
 export type { UsageLedger, UsageTotals } from './ledger.js';
+export type { PoolClock, PoolTimer } from './clock.js';
+export type { RateLimitGateState } from './rate-limit-gate.js';
 
 /**
  * When and how a run that ended badly is run again. Each retry is a new run (a new id, a new process)
@@ -94,6 +98,35 @@ export interface SupervisorOptions {
    * pool of a later process re-attaches to it with {@link Supervisor.reattach}.
    */
   durable?: { leaseMs?: number };
+  /**
+   * Warm children: this many children per start profile are kept started and waiting in `ready` (their
+   * protocol's first point of waiting for a prompt), so `spawn({ task })` hands the task to one already
+   * waiting instead of starting a child. A start profile is every option but the task's own (`task`, `runId`,
+   * `timeoutMs`/`deadline`, `budget`, `outputSchema`, `outputInstructions`, `keepAlive`, `stallTimeoutMs`,
+   * `ackTimeoutMs`, `signal`, `journal`, `tracing`), which apply from the hand-off. The pool's own profile
+   * (`defaults`) is warmed at once, any other once a run of it is spawned. Each child holds a slot of
+   * `concurrency`, behind every run waiting for one (a waiting child is closed for such a run); one that dies
+   * waiting is replaced (after 1 s, 2 s, 4 s... up to 60 s while replacements keep dying); one that waits
+   * `idleMs` (default 60000) is closed and not replaced until its profile is asked for again. Not for runs
+   * with their own `runId` or `durable`, nor protocols that need the task to start (HEP, fuseraft-bridge:
+   * their runs start cold, with a warning). See docs/api.md#warm-children. Default: none.
+   */
+  warm?: number | { size: number; idleMs?: number };
+  /**
+   * Which rate-limit gate a run waits at and reports to, from its options (merged over `defaults`): runs
+   * of one account or provider share one. Default: one gate for the whole pool (`'default'`).
+   */
+  rateLimitKey?: (options: RunOptions) => string;
+  /**
+   * The rate-limit gate (docs/api.md#the-rate-limit-gate): when a run reports `limited` news, no run of its
+   * gate starts (nor is handed to a warm child) until the later of the news' `retryAfterMs` and `resetsAt`
+   * (`holdMs`, default 10000, when it names neither; at most `maxHoldMs`, default 900000); then one run may
+   * start, and every `rampMs` (default 2000) twice as many as in the step before, until `concurrency` would.
+   * Runs already going are not touched. `false`: no gate.
+   */
+  rateLimit?: false | { holdMs?: number; maxHoldMs?: number; rampMs?: number };
+  /** The clock of the pool's own timers (the gate, warm children's idle close and back-off): tests pass their own. Default: the system clock. */
+  clock?: PoolClock;
 }
 
 /** How {@link Supervisor.shutdown} treats runs that are running (queued runs are always cancelled). */
@@ -125,6 +158,8 @@ export interface SupervisorCounts {
   cancelled: number;
   /** Attempts that ended and were followed by a retry. */
   retried: number;
+  /** Warm children started and not handed a task (starting, waiting, or being closed): each holds a slot. */
+  warm: number;
 }
 
 /**
@@ -184,8 +219,13 @@ export interface SupervisorEvents {
   outcome: (outcome: Outcome, run: PoolRun) => void;
   /** `previous` ended with `outcome` and is retried by `next` (queued after the backoff). */
   retry: (next: PoolRun, previous: PoolRun, outcome: Outcome) => void;
-  /** Nothing is queued or running and every tree is gone. */
+  /**
+   * Nothing is queued or running and every run's tree is gone (warm children may be waiting: `shutdown()`
+   * or their `idleMs` closes them).
+   */
   idle: () => void;
+  /** A rate-limit gate shut, moved its time, stepped its reopening, or opened (`state: 'open'`). */
+  'rate-limit': (gate: RateLimitGateState) => void;
 }
 
 /**
@@ -208,6 +248,12 @@ export interface Supervisor extends EventEmitter<SupervisorEvents>, AsyncDisposa
   readonly queued: number;
   /** A snapshot of the counts. */
   readonly counts: SupervisorCounts;
+  /**
+   * Every rate-limit gate that is not open, by key (`'default'` without `rateLimitKey`): shut until when,
+   * or how many may start in this step of its reopening, how many runs wait at it, and the news that shut
+   * it. Empty when every gate is open.
+   */
+  readonly rateLimited: Readonly<Record<string, RateLimitGateState>>;
   /** The pool's `budget.total` (what its runs spent so far, live, and the limit reached), or undefined without one. */
   readonly budget: SharedBudget | undefined;
   /**

@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Usage } from '../wire/index.js';
 import type { ChildExit, RunResult } from './results.js';
 import type { ResolvedRunOptions } from './resolved-options.js';
-import type { Delivery, RejectedEvent, RunEvent } from './events.js';
+import type { Delivery, RateLimitFields, RejectedEvent, RunEvent } from './events.js';
 import type { OutcomeErrorCode } from './outcome.js';
 import type { ProtocolReports } from './budget.js';
 
@@ -169,6 +169,13 @@ export interface DriverSink {
    * means. The latest report is the outcome's `sessionId`.
    */
   session(id: string): void;
+  /**
+   * Rate-limit news from the child's protocol (a refusal, a warning, a recovery: see `RateLimitRunEvent`),
+   * reported when its frame is read. The core tells the run's `rate-limit` listeners at once (a pool's gate
+   * listens there), even while the events wait behind backpressure. The driver also publishes the
+   * `rate-limit` event with the same fields, in its place in the stream, as it does for every other fact.
+   */
+  rateLimit(report: RateLimitFields): void;
   /**
    * The peer waits for an answer this driver cannot give (a request kind it has no response for, and no
    * denial it may send): `id` names the request, `what` describes it (no secrets). The core bounds the

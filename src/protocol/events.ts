@@ -211,6 +211,53 @@ export type ResultRunEvent = LifecycleEvent<
   } & ServeSession
 >;
 
+/** What a `rate-limit` event says (see {@link RateLimitRunEvent}); also what a driver reports with `DriverSink.rateLimit`. */
+export interface RateLimitFields {
+  /**
+   * `limited`: the provider refuses new work now (an HTTP 429 or 529, a quota rejected): a pool's gate
+   * shuts. `warning`: work is still taken but a limit is near. `allowed`: work is taken (a recovery after
+   * `limited`, or a routine report).
+   */
+  status: 'limited' | 'warning' | 'allowed';
+  /**
+   * How long to wait before new work, in milliseconds from when the frame was read (an HTTP `retry-after`,
+   * Claude Code's `retry_delay_ms`). Absent when the protocol does not say.
+   */
+  retryAfterMs?: number;
+  /** When the limit resets, in epoch milliseconds (a driver converts a protocol's epoch seconds). Absent when unknown. */
+  resetsAt?: number;
+  /** The provider's HTTP status, where the protocol gives it (429 too many requests, 529 overloaded). */
+  httpStatus?: number;
+  /**
+   * Whether the agent retries the refused request by itself (Claude Code's `api_retry`, Codex's `willRetry`):
+   * the run may still succeed. `false`: the agent gave up (Fen reports the error once its own retries are spent).
+   * Absent when the protocol does not say.
+   */
+  agentRetries?: boolean;
+  /** The agent's own retry, when it says: the attempt about to be made (from 1)... */
+  attempt?: number;
+  /** ...out of this many. */
+  maxAttempts?: number;
+  /** Which limit, in the protocol's words (Claude Code's `rateLimitType`, `five_hour`, `seven_day`...; Codex's `primary`, `secondary`). */
+  limitType?: string;
+  /**
+   * The native frame it came from: `rate_limit_event`, `system/api_retry` (Claude Code), `error`,
+   * `account/rateLimits/updated` (Codex), `session/prompt` (ACP: the prompt's error), `error` (Fen).
+   */
+  nativeType: string;
+  /** A short description for people: at most 300 characters, never a secret (a driver cuts the provider's text). */
+  message?: string;
+}
+
+/**
+ * `rate-limit`: the child's protocol reported rate-limit news (a refusal, a warning, a recovery), in one
+ * shape for every protocol; the native frame's own fields are under `extra`. Its driver reports the same
+ * fields to the core when it reads the frame (`DriverSink.rateLimit`), so a pool's gate hears of it at
+ * once, even while this event waits behind backpressure. A frame that carried another event too (Fen's
+ * `error`) gives both, with the same `seq`.
+ */
+export type RateLimitRunEvent = LifecycleEvent<'rate-limit', RateLimitFields>;
+
 /**
  * `exit`: the last event of every run, exactly once. When the child wrote no `exit` (it crashed, was
  * killed, or never started) subvisor ends the stream with one it made: `synthetic: true`, no `v`/`seq`,
@@ -302,6 +349,7 @@ export type RunEvent =
   | TurnCompleteRunEvent
   | ControlAckRunEvent
   | ResultRunEvent
+  | RateLimitRunEvent
   | PassthroughRunEvent
   | ExitRunEvent
   | RejectedEvent;

@@ -9,6 +9,7 @@ export interface ControlSenderHooks {
   runId: string;
   driver: Pick<Driver, 'send'>;
   ledger: ControlLedger;
+  /** The caller's `ackTimeoutMs` (a task handed over later may bring another). */
   ackTimeoutMs: number | undefined;
   /** The channel is gone: no control can reach the child. */
   broken(reason: string): void;
@@ -30,6 +31,11 @@ export class ControlSender {
 
   constructor(hooks: ControlSenderHooks) {
     this.#hooks = hooks;
+  }
+
+  /** The bound of the caller's acks from now on (a task handed to a run that waited for one brings its own). */
+  set ackTimeoutMs(ms: number | undefined) {
+    this.#hooks.ackTimeoutMs = ms;
   }
 
   /** A caller's control: rejects (ControlRefusedError) what cannot be sent; an ending control on an ended run resolves instead. */
@@ -78,6 +84,22 @@ export class ControlSender {
     }
     if (sent.kind === 'broken') hooks.broken(sent.reason);
     return undefined;
+  }
+
+  /**
+   * The task of a run started without one, handed over now (a pool's warm child): its ack is the run's
+   * `taskAck`, bounded like a caller's; undefined when it could not be sent (a broken channel ends the run).
+   */
+  sendTask(text: string): Promise<Ack> | undefined {
+    if (!this.open) return undefined;
+    const hooks = this.#hooks;
+    const sent = hooks.driver.send({ type: 'prompt', text });
+    if (sent.kind === 'broken') hooks.broken(sent.reason);
+    if (sent.kind !== 'sent') return undefined;
+    const ack = hooks.ledger.awaitAck(sent.ref, 'prompt', 'task', hooks.ackTimeoutMs);
+    this.#wrote({ type: 'prompt', text }, sent.ref, 'task');
+    hooks.written();
+    return ack;
   }
 
   /**

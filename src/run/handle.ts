@@ -1,7 +1,7 @@
 // Public Run handle: its methods, listener map, acks and deliveries.
 import type { EventEmitter } from 'eventemitter3';
 import type { RunState, WireControlType } from '../wire/index.js';
-import type { Delivery, RejectedEvent, RunEvent } from '../protocol/events.js';
+import type { Delivery, RateLimitFields, RejectedEvent, RunEvent } from '../protocol/events.js';
 import type { KillStep } from '../process/supervised-process.js';
 import type { Outcome } from '../protocol/outcome.js';
 
@@ -88,6 +88,12 @@ export interface RunEvents<T = unknown> {
   output: (chunk: string, stream: 'stdout' | 'stderr') => void;
   /** The kill ladder signalled the tree. */
   kill: (step: KillStep) => void;
+  /**
+   * The child's protocol reported rate-limit news (its `rate-limit` event carries the same fields): told when
+   * the driver read it, before the event itself reaches the iterators. A pool's rate-limit gate listens here.
+   */
+  'rate-limit': (report: RateLimitFields) => void;
+
   /** The run ended; emitted once, right before `run.outcome` resolves. */
   outcome: (outcome: Outcome<T>) => void;
 }

@@ -44,10 +44,17 @@ export class RunBounds {
   readonly #watchdog: StallWatchdog;
   /** Requests the driver cannot answer, each with the timer that bounds its wait (see DriverSink.blocked). */
   readonly #blocked = new Map<string, NodeJS.Timeout>();
+  /** The deadline (the options', or a task's handed over later: see {@link takeTask}). */
+  #deadlineMs: number | undefined;
+  #stallTimeoutMs: number | undefined;
+  /** The child was told its deadline at its start (FEN_WIRE_DEADLINE): false for a deadline that came with a later task. */
+  #childKnowsDeadline = true;
 
   constructor(options: ResolvedRunOptions, run: BoundedRun) {
     this.#options = options;
     this.#run = run;
+    this.#deadlineMs = options.deadlineMs;
+    this.#stallTimeoutMs = options.stallTimeoutMs;
     this.#watchdog = new StallWatchdog(options.stallTimeoutMs, (silentMs) => this.#onStall(silentMs));
   }
 
@@ -60,8 +67,31 @@ export class RunBounds {
   arm(): void {
     const options = this.#options;
     this.#timers.after('ready', options.readyTimeoutMs, () => this.#onReadyTimeout());
-    // The child sees whole seconds rounded up: enforce the same instant, then give the usual grace.
-    if (options.deadlineMs !== undefined) this.#timers.at('deadline', Math.ceil(options.deadlineMs / 1000) * 1000, () => this.#onDeadline());
+    this.#armDeadline();
+  }
+
+  /**
+   * A task handed to a run that waited for one: its deadline and stall bound from now. The child was started
+   * before and was never told this deadline: past it the core cancels it first, then the ladder.
+   */
+  takeTask(deadlineMs: number | undefined, stallTimeoutMs: number | undefined): void {
+    this.#deadlineMs = deadlineMs;
+    this.#stallTimeoutMs = stallTimeoutMs;
+    this.#childKnowsDeadline = false;
+    this.#watchdog.timeoutMs = stallTimeoutMs;
+    this.#armDeadline();
+  }
+
+  #armDeadline(): void {
+    const at = this.#deadlineAt;
+    if (at !== undefined) this.#timers.at('deadline', at, () => this.#onDeadline());
+  }
+
+  /** When the deadline passes: a child told it sees whole seconds rounded up, so the parent enforces the same instant. */
+  get #deadlineAt(): number | undefined {
+    const deadline = this.#deadlineMs;
+    if (deadline === undefined) return undefined;
+    return this.#childKnowsDeadline ? Math.ceil(deadline / 1000) * 1000 : deadline;
   }
 
   /** The child said ready. */
@@ -84,8 +114,8 @@ export class RunBounds {
 
   /** Whether the (rounded-up) deadline has passed. */
   get pastDeadline(): boolean {
-    const deadline = this.#options.deadlineMs;
-    return deadline !== undefined && Date.now() >= Math.ceil(deadline / 1000) * 1000;
+    const at = this.#deadlineAt;
+    return at !== undefined && Date.now() >= at;
   }
 
   /** A finalize was accepted: it has `finalizeGraceMs` to end the run (once per run: a second one does not extend it). */
@@ -152,8 +182,9 @@ export class RunBounds {
     if (!this.#run.childAlive || this.#run.childExited) return;
     // A child process knows its deadline (FEN_WIRE_DEADLINE) and stops by itself. A daemon does not:
     // its work is cancelled, and the connection dropped at once (the deadline has passed).
+    // A child handed its task later was never told the deadline either: it is cancelled, then the ladder.
     const daemon = this.#run.daemon;
-    this.#run.end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' }, { cancel: daemon, immediate: daemon });
+    this.#run.end({ status: 'timed-out', code: 'deadline', error: 'the run passed its deadline' }, { cancel: daemon || !this.#childKnowsDeadline, immediate: daemon });
   }
 
   /** A turn is open and the child has been silent for stallTimeoutMs: cancel, then the kill ladder. */
@@ -163,7 +194,7 @@ export class RunBounds {
       {
         status: 'cancelled',
         code: 'stalled',
-        error: `the child wrote nothing for ${silentMs} ms while a turn was open (stallTimeoutMs ${this.#options.stallTimeoutMs})`,
+        error: `the child wrote nothing for ${silentMs} ms while a turn was open (stallTimeoutMs ${this.#stallTimeoutMs})`,
       },
       { cancel: true },
     );

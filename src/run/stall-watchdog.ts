@@ -49,7 +49,7 @@ const realClock: WatchdogClock = {
  * `lastEventAt`.
  */
 export class StallWatchdog {
-  readonly #timeoutMs: number | undefined;
+  #timeoutMs: number | undefined;
   readonly #onStall: (silentMs: number) => void;
   readonly #clock: WatchdogClock;
   #lastEventAt: number | undefined;
@@ -63,6 +63,11 @@ export class StallWatchdog {
     this.#timeoutMs = timeoutMs;
     this.#onStall = onStall;
     this.#clock = clock;
+  }
+
+  /** A new bound, from the next turn on (a task handed to a run that waited for one brings its own). */
+  set timeoutMs(ms: number | undefined) {
+    this.#timeoutMs = ms;
   }
 
   /** Epoch milliseconds of the child's last line (event or rejected line); undefined before the first. */

@@ -19,7 +19,9 @@ import type { DurableTenure } from './durable-tenure.js';
 import { RunBounds } from './run-bounds.js';
 import type { EndHow } from './run-bounds.js';
 import { termsOf } from './task-terms.js';
-import type { TaskTerms } from './task-terms.js';
+import type { GovernedRun, TaskTerms } from './task-terms.js';
+import { cannotTakeTask } from './task-hand-off.js';
+import type { TaskHandOff } from './task-hand-off.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Ack, Run } from './handle.js';
@@ -35,9 +37,15 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   readonly id: string;
   taskAck: Promise<Ack | undefined> = Promise.resolve(undefined);
 
-  readonly #options: ResolvedRunOptions;
+  /** The run's options; a hand-off replaces the per-task ones (see {@link takeTask}). */
+  #options: ResolvedRunOptions;
+  readonly #protocol: Protocol;
   /** When the run started (a re-attached run's, when its first parent started it). */
   readonly #startedAt: number;
+  /** What `durationMs` counts from: the start, or the hand-off of a task to a run that waited for one. */
+  #measuredFrom: number;
+  /** A run started without a task was handed one (see {@link takeTask}). */
+  #taskTaken = false;
   /** A durable run: this parent's hold on it (its lease). */
   #tenure: DurableTenure | undefined;
   readonly #mirror: StateMirror;
@@ -67,7 +75,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   #disconnectTimer: NodeJS.Timeout | undefined;
   readonly #bounds: RunBounds;
   /** Its budget and output schema, when it has either. */
-  readonly #terms: TaskTerms | undefined;
+  #terms: TaskTerms | undefined;
+  /** What the terms may do to this run. */
+  readonly #governed: GovernedRun;
   readonly #onAbort = () => void this.terminate('the abort signal fired');
 
   constructor(options: ResolvedRunOptions, protocol: Protocol) {
@@ -80,8 +90,10 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
     });
     this.#options = options;
+    this.#protocol = protocol;
     this.id = options.runId;
     this.#startedAt = options.attach?.startedAt ?? Date.now();
+    this.#measuredFrom = this.#startedAt;
     this.#command = options.command;
     this.#mirror = new StateMirror((state, previous) => {
       this.#controls.tellTaskWritten();
@@ -136,7 +148,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       },
       end: (verdict, how) => this.#end(verdict, how),
     });
-    this.#terms = termsOf(options, protocol, {
+    this.#governed = {
       get stoppable() {
         return run.#controls.open && !run.#closeSent && !run.#mirror.terminal;
       },
@@ -151,7 +163,8 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       cancel: (verdict) => {
         if (!this.#ended) this.#end(verdict, { cancel: true });
       },
-    });
+    };
+    this.#terms = termsOf(options, protocol, this.#governed);
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
@@ -256,6 +269,62 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     // Events still behind in the (removed) event file are dropped: their descriptor closes now, and
     // every iterator ends after what it holds.
     if (this.#exit.eventsBehind) this.#driver.dispose(true);
+  }
+
+  /* ---------------------------------------------------------------------------------------------- */
+  /* A task handed over later                                                                       */
+  /* ---------------------------------------------------------------------------------------------- */
+
+  /** @internal The protocol the run speaks (its reports and option checks, for a task handed over later). */
+  get protocol(): Protocol {
+    return this.#protocol;
+  }
+
+  /** @internal The protocol's name, as the outcome gives it. */
+  get protocolName(): string {
+    return this.#options.protocol;
+  }
+
+  /** @internal Why it cannot take a task now (see {@link takeTask}), or undefined when it can. */
+  get cannotTakeTask(): string | undefined {
+    return cannotTakeTask({
+      taskless: this.#options.task === undefined,
+      taken: this.#taskTaken,
+      ended: this.#ended || !this.#controls.open,
+      state: this.#mirror.state,
+      turns: this.#tally.turns,
+    });
+  }
+
+  /**
+   * @internal Hands a task to a run started without one that waits in ready (a pool's warm child): its
+   * prompt goes out as the run's task (`taskAck`), and the per-task terms apply from now: the deadline
+   * (which the child was never told: at it the core cancels, then the ladder), the stall watchdog, the ack
+   * timeout, the budget and output schema, keepAlive (false: closed once idle, as any run), the abort
+   * signal; `durationMs` counts from now. Throws a TypeError, changing nothing, when it cannot take one.
+   */
+  takeTask(handOff: TaskHandOff): void {
+    const refusal = this.cannotTakeTask;
+    if (refusal !== undefined) throw new TypeError(`run ${this.id} cannot take a task: ${refusal}`);
+    const { task, ...terms } = handOff;
+    this.#taskTaken = true;
+    this.#measuredFrom = Date.now();
+    this.#options = { ...this.#options, ...terms, task };
+    this.#controls.ackTimeoutMs = terms.ackTimeoutMs;
+    this.#bounds.takeTask(terms.deadlineMs, terms.stallTimeoutMs);
+    this.#terms = termsOf(this.#options, this.#protocol, this.#governed);
+    const spent = this.#terms?.spentBeforeStart();
+    if (spent !== undefined) {
+      this.#end(spent, { cancel: true });
+      return;
+    }
+    if (terms.signal?.aborted === true) {
+      this.#end({ status: 'cancelled', code: 'aborted', error: 'the abort signal had fired before the task was handed over' }, { cancel: true });
+      return;
+    }
+    terms.signal?.addEventListener('abort', this.#onAbort, { once: true });
+    const ack = this.#controls.sendTask(task);
+    if (ack !== undefined) this.taskAck = ack;
   }
 
   /** The driver reads facts ahead of the events it holds back (Fen): a pool may stop relaying while nobody iterates. */
@@ -454,6 +523,9 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       session: (id) => {
         if (!this.#ended) this.#tally.sessionId = id;
       },
+      rateLimit: (report) => {
+        if (!this.#ended) this.emit('rate-limit', report);
+      },
       blocked: (id, what) => this.#bounds.blocked(id, what),
       unblocked: (id) => this.#bounds.unblocked(id),
     };
@@ -637,7 +709,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
       verdict,
       report,
       answer,
-      durationMs: Date.now() - this.#startedAt,
+      durationMs: Date.now() - this.#measuredFrom,
       fields: fields ?? this.#terms?.judge(verdict, answer?.finalText).fields ?? {},
     });
     this.#tenure?.end();

@@ -4,7 +4,7 @@ import type { ProtocolReports } from '../protocol/budget.js';
 import { resolveOptions, startRun, telemetryOf, validateFor } from '../api/spawn-run.js';
 import { meterFacts } from '../drivers/shared/session.js';
 import type { Usage } from '../wire/index.js';
-import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
+import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RateLimitFields, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
 
 /** A control as the in-memory child received it: its ref (the Ack's `seq`) and the control. */
 export interface ReceivedControl {
@@ -43,13 +43,15 @@ export interface InMemoryChild {
   injected(ref: number, kind?: 'steer' | 'follow-up'): void;
   /** `info` listing dropped steer/follow-up refs. */
   dropped(refs: number[]): void;
+  /** `rate-limit` with these fields (and the fact a pool's gate hears: `DriverSink.rateLimit`). */
+  rateLimit(report: RateLimitFields): void;
   /** `result` with the answer. */
   result(finalText: string | undefined, options?: { stopReason?: string; usage?: Usage; truncated?: boolean }): void;
   /** `exit`: the child says how it ended (the run ends when it is `gone()`, or after the kill grace). */
   exit(status: OutcomeStatus, error?: string): void;
   /**
    * Any event, published as it is (its envelope filled in), with the fact it means reported to the run
-   * as a well-behaved child means it: `ready`, `control-ack` (the answer of its `ref`), `turn-started`,
+   * as a well-behaved child means it: `ready`, `control-ack` (the answer of its `ref`), `turn-started`, `rate-limit`,
    * `turn-complete` (with the turn's text as its answer), a delivery (`steering-injected`,
    * `follow-up-injected`, `info` refs), `result` (its answer: `answer` when given, else the event's inline
    * text), `exit`, and the figures a budget counts (`tool-call`, `llm-end`). Every method above is one `play`.
@@ -224,6 +226,9 @@ function linkedChild(driver: InMemoryDriver, runId: string, reportsAnswers: bool
     dropped(refs) {
       child.play({ type: 'info', refs });
     },
+    rateLimit(report) {
+      child.play({ type: 'rate-limit', ...report });
+    },
     result(finalText, { stopReason = 'stop', usage, truncated = false } = {}) {
       const event = { type: 'result' as const, stopReason, ...(finalText === undefined ? {} : { finalText }), ...(usage === undefined ? {} : { usage }) };
       child.play(event, { ...(finalText === undefined ? {} : { finalText }), truncated });
@@ -290,6 +295,10 @@ function reportFactOf(sink: DriverSink, event: PlayableEvent, given: { answer: P
       const note = whole.truncated ? { truncationNote: 'the in-memory child said its answer is truncated' } : {};
       sink.result({ stopReason: event.stopReason, ...(event.usage === undefined ? {} : { usage: event.usage }), answer: Promise.resolve({ ...whole, ...note }) });
       return;
+    }
+    case 'rate-limit': {
+      const { type: _type, extra: _extra, ...report } = event;
+      return sink.rateLimit(report);
     }
     case 'exit':
       return sink.exit(event.error === undefined ? { status: event.status } : { status: event.status, error: event.error });

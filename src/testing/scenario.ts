@@ -37,7 +37,13 @@ export type TurnStep =
    */
   | { pause: number; untilControls?: number; untilControl?: WireControlType }
   /** Runs a misbehaviour at this exact point of the turn (same actions as {@link Misbehaviour.do}). */
-  | { misbehave: MisbehaviourAction | MisbehaviourAction[] };
+  | { misbehave: MisbehaviourAction | MisbehaviourAction[] }
+  /**
+   * An `error` event (`error`, `source?`), as a Fen child forwards its agent's errors. A provider that refused
+   * the model call is `"HTTP 429: <body>"` (or 529): what Fen emits once its own retries are spent, which
+   * subvisor reads as rate-limit news (end such a turn with `stopReason: 'error'`, as Fen does).
+   */
+  | { error: string; source?: string };
 
 /** What one turn does, from `turn-started` to `turn-complete`. */
 export interface TurnScript {

@@ -7,6 +7,7 @@ import type { OutcomeErrorCode, RejectedEvent } from '../../protocol/index.js';
 import { createSender, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage, WireControlType, WireEvent } from '../../wire/index.js';
 import { readAnswer } from './answer.js';
+import { rateLimitOfError } from './rate-limit.js';
 import { withoutTransportNote } from './transport-note.js';
 import { toRunEvent } from './to-run-event.js';
 import { FILE_FAILURES, TwoPassReader } from './two-pass-reader.js';
@@ -113,7 +114,12 @@ export class FenDriver implements Driver {
           this.#facts(event);
           if (ahead) sink.lineAhead(false);
         },
-        publish: (event, bytes) => sink.event(withoutTransportNote(toRunEvent(event)), bytes),
+        publish: (event, bytes) => {
+          sink.event(withoutTransportNote(toRunEvent(event)), bytes);
+          // A provider's refusal: its rate-limit news follows the `error` it came in, with the same seq.
+          const limited = event.type === 'error' ? rateLimitOfError(event.error) : undefined;
+          if (limited !== undefined) sink.event({ type: 'rate-limit', v: 1, seq: event.seq, run: event.run, ...limited });
+        },
         rejectedFacts: (rejection, ahead) => this.#rejectionFacts(rejection, ahead),
         publishRejected: (rejection, bytes, factsAhead) => sink.rejected(toRejectedEvent(rejection), bytes, factsAhead),
         eventsDone: () => this.#eventsDone?.(),
@@ -204,6 +210,11 @@ export class FenDriver implements Driver {
       case 'tool-call':
         sink.toolCalled();
         break;
+      case 'error': {
+        const limited = rateLimitOfError(event.error);
+        if (limited !== undefined) sink.rateLimit(limited);
+        break;
+      }
       case 'agent-started':
       case 'llm-start':
         if (event.model !== undefined) sink.modelCall({ model: event.model });

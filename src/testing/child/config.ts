@@ -52,7 +52,7 @@ export function loadScenario(reference: string): { scenario: Scenario; name: str
 }
 
 const isObject = isJsonObject;
-const STEP_KINDS = ['thinking', 'text', 'tool', 'pause', 'misbehave'];
+const STEP_KINDS = ['thinking', 'text', 'tool', 'pause', 'misbehave', 'error'];
 
 /** A pause step's fields: a misspelt control type is refused here, not left to hold the pause until its cap. */
 function pauseProblems(step: Record<string, unknown>, where: string): string[] {

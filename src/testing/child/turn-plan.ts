@@ -101,6 +101,8 @@ export function planTurn(script: TurnScript, input: string, final: boolean, next
       const { pause: ms, untilControls: controls, untilControl: control } = step;
       const until = controls === undefined && control === undefined ? undefined : { controls, control };
       ops.push({ kind: 'wait', ms, until }, { kind: 'boundary' });
+    } else if ('error' in step) {
+      ops.push({ kind: 'emit', type: 'error', payload: step.source === undefined ? { error: step.error } : { error: step.error, source: step.source } });
     } else {
       ops.push({ kind: 'misbehave', actions: Array.isArray(step.misbehave) ? step.misbehave : [step.misbehave] });
     }

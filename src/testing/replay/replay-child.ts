@@ -77,6 +77,9 @@ export class ReplayChildRun {
   }
 
   #play(step: ReplayStep): void {
+    // A driver's reading of a native frame, not a line of its own: Fen's `error` it came from replays, and the
+    // parent reads it again (another protocol's frame has no Fen line: its news is not replayed).
+    if (step.event.type === 'rate-limit') return;
     const event = { ...step.event };
     if (typeof event['ref'] === 'number') event['ref'] = this.#liveSeqs[event['ref']];
     if (Array.isArray(event['refs'])) event['refs'] = (event['refs'] as number[]).map((index) => this.#liveSeqs[index]);

@@ -4,6 +4,8 @@ import type {
   ControlAckRunEvent,
   ExitRunEvent,
   InfoRunEvent,
+  RateLimitFields,
+  RateLimitRunEvent,
   RunEvent,
   RunEventDraft,
   RunEventExtra,
@@ -73,8 +75,28 @@ describe('RunEvent types', () => {
     });
   });
 
+  it('give rate-limit news one shape for every protocol: a status, times in ms, the native frame', () => {
+    expectTypeOf<RateLimitRunEvent['status']>().toEqualTypeOf<'limited' | 'warning' | 'allowed'>();
+    expectTypeOf<RateLimitRunEvent['nativeType']>().toEqualTypeOf<string>();
+    expectTypeOf<RateLimitRunEvent['retryAfterMs']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<RateLimitRunEvent['resetsAt']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<RateLimitRunEvent['agentRetries']>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<RunEventOf<'rate-limit'>>().toEqualTypeOf<RateLimitRunEvent>();
+    // What a driver reports to the core (DriverSink.rateLimit) is the event's own fields.
+    expectTypeOf<Omit<RateLimitRunEvent, 'v' | 'seq' | 'run' | 'type' | 'extra'>>().toEqualTypeOf<RateLimitFields>();
+    typeOnly(() => {
+      // @ts-expect-error the status is one of three words, not an HTTP status
+      const draft: RunEventDraft = { type: 'rate-limit', status: 429, nativeType: 'error' };
+      // @ts-expect-error and the native frame is always named
+      const unnamed: RunEventDraft = { type: 'rate-limit', status: 'limited' };
+      void draft;
+      void unnamed;
+    });
+  });
+
   it('keep wire messages as decoded: the codec keeps extra fields, so the index signature stays', () => {
-    expectTypeOf<WireEvent['type']>().toEqualTypeOf<RunEvent['type'] extends infer T ? Exclude<T, 'passthrough' | 'rejected'> : never>();
+    // Not on Fen's wire: `passthrough` and `rejected` are subvisor's, `rate-limit` a driver's reading of a frame.
+    expectTypeOf<WireEvent['type']>().toEqualTypeOf<RunEvent['type'] extends infer T ? Exclude<T, 'passthrough' | 'rejected' | 'rate-limit'> : never>();
     typeOnly(() => {
       const wire = {} as Extract<WireEvent, { type: 'result' }>;
       expectTypeOf(wire['x-extra']).toEqualTypeOf<unknown>();

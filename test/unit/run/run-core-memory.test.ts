@@ -294,4 +294,31 @@ describe('the run core over the in-memory driver', () => {
     child.ready();
     expect(await run.outcome).toMatchObject({ status: 'done', finalText: 'done at last' });
   });
+
+  it('rate-limit news: the listener hears the report when it is read, the event follows in the stream, the run goes on', async () => {
+    const { run, child } = createInMemoryRun({ task: 'go' });
+    const heard: string[] = [];
+    const events = collect(run);
+    run.on('rate-limit', (report) => heard.push(report.status));
+    child.onControl = ({ ref, control }) => {
+      if (control.type === 'prompt') {
+        child.ack(ref, 'accepted');
+        child.turnStarted();
+        child.rateLimit({ status: 'limited', nativeType: 'system/api_retry', retryAfterMs: 3654, httpStatus: 429, agentRetries: true, attempt: 1, maxAttempts: 10 });
+        child.rateLimit({ status: 'allowed', nativeType: 'rate_limit_event' });
+        child.text('answered after the retry');
+        child.turnComplete();
+      } else if (control.type === 'close') {
+        endRun(child, ref, 'done', 'answered after the retry');
+      }
+    };
+    child.ready();
+    expect(await run.outcome).toMatchObject({ status: 'done', finalText: 'answered after the retry' });
+    expect(heard).toEqual(['limited', 'allowed']);
+    const limits = (await events).filter((event) => event.type === 'rate-limit');
+    expect(limits).toEqual([
+      { type: 'rate-limit', v: 1, seq: 4, run: run.id, status: 'limited', nativeType: 'system/api_retry', retryAfterMs: 3654, httpStatus: 429, agentRetries: true, attempt: 1, maxAttempts: 10 },
+      { type: 'rate-limit', v: 1, seq: 5, run: run.id, status: 'allowed', nativeType: 'rate_limit_event' },
+    ]);
+  });
 });
