@@ -1,8 +1,7 @@
-// Test configuration of `npm run test:agents`: the matrix of every real agent (installed in .agents/ by `npm run
-// agents:install`) against fakeModel, test/agents/. The same suite-wide checks as `npm test` (no process or temp
-// file left); generous timeouts (an agent takes 1-2 s to start on a loaded machine); one worker per core (each
-// cell runs a real agent, a few hundred MB and a busy second of CPU at its start).
-import { availableParallelism } from 'node:os';
+// Test configuration of the real-agent matrix (test/agents/: the pinned claude, codex and gemini, installed by
+// `npm run agents:install`, against fakeModel): `npm run test:agents`, which .ci/run runs after the other suites.
+// The same suite-wide setup as `npm test` (no process or temp file may outlive it). Each agent is a heavy process
+// tree (Gemini CLI alone is two Node processes), so two files run at a time.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,8 +9,8 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     include: ['test/agents/**/*.test.ts'],
     pool: 'forks',
-    maxWorkers: availableParallelism(),
-    testTimeout: 120_000,
+    maxWorkers: 2,
+    testTimeout: 180_000,
     hookTimeout: 60_000,
   },
 });

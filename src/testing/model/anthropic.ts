@@ -2,7 +2,7 @@
 // thinking with a `signature_delta`, text and `tool_use` with `input_json_delta`, `message_delta`, `message_stop`),
 // its non-streaming fallback, /v1/messages/count_tokens, and Anthropic's error bodies.
 import { type Entry, isObject, outputText } from './conversation.js';
-import { type Dialect, type ReadRequest, type TurnPlan, sse, splitIn } from './dialect.js';
+import { type Dialect, type TurnPlan, readRequest, sse, splitIn } from './dialect.js';
 import type { Piece } from './paced-stream.js';
 import { valueFor } from './schema-value.js';
 
@@ -54,17 +54,10 @@ export const anthropic: Dialect = {
     return undefined;
   },
 
-  read(endpoint, body): ReadRequest {
+  read(endpoint, body) {
     if (!Array.isArray(body['messages'])) throw 'the body has no messages array';
     const tools = Array.isArray(body['tools']) ? body['tools'].flatMap((tool) => (isObject(tool) && typeof tool['name'] === 'string' ? [tool['name']] : [])) : [];
-    return {
-      // Claude Code's main loop always offers its tools; its side queries (titles, quota probes) offer none.
-      kind: endpoint === 'count_tokens' ? 'count-tokens' : tools.length === 0 ? 'side' : 'turn',
-      ...(typeof body['model'] === 'string' ? { model: body['model'] } : {}),
-      stream: body['stream'] === true,
-      tools,
-      entries: entriesOf(body['messages']),
-    };
+    return readRequest(body, { counts: endpoint === 'count_tokens', tools, entries: entriesOf(body['messages']) });
   },
 
   stream(plan) {

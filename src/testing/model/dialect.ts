@@ -46,6 +46,21 @@ export interface Dialect {
   error(status: number, message: string, retryAfterSeconds?: number): unknown;
 }
 
+/**
+ * A request of any API, read: a turn request offers tools (each agent's main loop offers its own), a side request
+ * (a title, a quota probe, a routing or next-speaker check) offers none.
+ */
+export function readRequest(body: Record<string, unknown>, read: { counts: boolean; tools: string[]; entries: Entry[]; stream?: boolean; model?: unknown }): ReadRequest {
+  const model = read.model ?? body['model'];
+  return {
+    kind: read.counts ? 'count-tokens' : read.tools.length === 0 ? 'side' : 'turn',
+    ...(typeof model === 'string' ? { model } : {}),
+    stream: read.stream ?? body['stream'] === true,
+    tools: read.tools,
+    entries: read.entries,
+  };
+}
+
 /** One SSE frame: an `event:` line (when the API names its events) and the JSON `data:` line. */
 export function sse(data: unknown, event?: string): string {
   return `${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`;

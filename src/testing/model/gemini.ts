@@ -2,7 +2,7 @@
 // (frames of candidates with text, `thought: true` and `functionCall` parts, the last with `finishReason` and
 // `usageMetadata`; no [DONE]), :generateContent (its routing and next-speaker checks), :countTokens, Google errors.
 import { type Entry, isObject, outputText } from './conversation.js';
-import { type Dialect, type TurnPlan, sse } from './dialect.js';
+import { type Dialect, type TurnPlan, readRequest, sse } from './dialect.js';
 import type { Piece } from './paced-stream.js';
 import { valueFor } from './schema-value.js';
 
@@ -72,14 +72,8 @@ export const gemini: Dialect = {
       ? body['tools'].flatMap((tool) => (isObject(tool) && Array.isArray(tool['functionDeclarations']) ? tool['functionDeclarations'] : []))
           .flatMap((declaration) => (isObject(declaration) && typeof declaration['name'] === 'string' ? [declaration['name']] : []))
       : [];
-    return {
-      // Gemini CLI's turns offer its tools; its routing, next-speaker and loop checks offer none.
-      kind: endpoint === 'countTokens' ? 'count-tokens' : tools.length === 0 ? 'side' : 'turn',
-      model: decodeURIComponent(ENDPOINT.exec(pathname ?? '')![1]!),
-      stream,
-      tools,
-      entries: entriesOf(contents),
-    };
+    const model = decodeURIComponent(ENDPOINT.exec(pathname ?? '')![1]!);
+    return readRequest(body, { counts: endpoint === 'countTokens', tools, entries: entriesOf(contents), stream, model });
   },
 
   stream(plan) {

@@ -2,7 +2,7 @@
 // on their JSON `type` (`response.created`, output items added and done for reasoning, message and function_call
 // items, text and reasoning-summary deltas, `response.completed` with usage, `response.failed`), OpenAI error bodies.
 import { type Entry, isObject, outputText } from './conversation.js';
-import { type Dialect, type TurnPlan, sse, splitIn } from './dialect.js';
+import { type Dialect, type TurnPlan, readRequest, sse, splitIn } from './dialect.js';
 import type { Piece } from './paced-stream.js';
 import { valueFor } from './schema-value.js';
 
@@ -78,14 +78,7 @@ export const responses: Dialect = {
     const tools = Array.isArray(body['tools'])
       ? body['tools'].flatMap((tool) => (isObject(tool) ? [String(tool['name'] ?? tool['type'])] : []))
       : [];
-    return {
-      // Codex's turns offer its tools; a request with none is a side request (a title, a summary).
-      kind: endpoint === 'input_tokens' ? 'count-tokens' : tools.length === 0 ? 'side' : 'turn',
-      ...(typeof body['model'] === 'string' ? { model: body['model'] } : {}),
-      stream: body['stream'] === true,
-      tools,
-      entries: entriesOf(body['input']),
-    };
+    return readRequest(body, { counts: endpoint === 'input_tokens', tools, entries: entriesOf(body['input']) });
   },
 
   stream(plan) {

@@ -68,6 +68,8 @@ export async function fakeModel(options: FakeModelOptions): Promise<FakeModel> {
   let turnsAnswered = 0;
   let ids = 0;
   let closing: Promise<void> | undefined;
+  /** Answers still being written (or hanging): close() waits for each to end. */
+  const liveAnswers = new Set<Promise<void>>();
 
   const record = (request: ModelRequest): ModelRequest => {
     requests.push(request);
@@ -188,8 +190,13 @@ export async function fakeModel(options: FakeModelOptions): Promise<FakeModel> {
     const plan = planTurn(turn, read, settings, { answer: `fake_${++ids}`, call: () => `${CALL_ID_PREFIX[dialect.api]}${++ids}` }, bytes.length);
     if (typeof plan === 'string') return fail(400, `fakeModel: turn ${request.turn}: ${plan}`);
     if (plan.streamError !== undefined) request.reason = plan.streamError.message;
+    let settle!: () => void;
+    const answered = new Promise<void>((resolve) => (settle = resolve));
+    liveAnswers.add(answered);
     const ended = (how: NonNullable<ModelRequest['ended']>): void => {
       request.ended = how === 'client-closed' && closing !== undefined ? 'server-closed' : how;
+      liveAnswers.delete(answered);
+      settle();
     };
     if (read.stream) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -228,7 +235,7 @@ export async function fakeModel(options: FakeModelOptions): Promise<FakeModel> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Hanging answers and idle keep-alive connections end now ('server-closed' on a hanging answer).
       server.closeAllConnections();
-      await closed;
+      await Promise.all([closed, ...liveAnswers]);
       for (const setup of setups) setup.cleanup();
     })();
     return closing;
