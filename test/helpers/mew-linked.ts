@@ -54,7 +54,7 @@ export function linkedMew(scenario: MewDaemonScenario, { wireCase = 'snake_case'
       attached: () => void rec.log.push(['attached']),
     },
     rec.facts,
-    { requestIdPrefix: 'r', maxAnswerChars: 1_000_000, ...options },
+    { protocol: 'mew', requestIdPrefix: 'r', maxAnswerChars: 1_000_000, ...options },
   );
   connect();
   const until = async (check: () => boolean, limitMs = 5000) => {

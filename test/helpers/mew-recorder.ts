@@ -1,6 +1,7 @@
 // A recording MewIo + MewFacts pair for the mew session unit tests, with hand-fired timers that know their delays.
 import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
-import type { MessageRejection, MewMessage } from '../../src/drivers/mew/messages.js';
+import type { FrameRejection } from '../../src/drivers/shared/json-line.js';
+import type { MewMessage } from '../../src/drivers/mew/messages.js';
 import { MewSession } from '../../src/drivers/mew/mew-session.js';
 import type { MewFacts, MewIo, MewSessionOptions } from '../../src/drivers/mew/session-types.js';
 
@@ -12,7 +13,7 @@ export interface MewRecorder {
   /** Every fact and connection call, in order, as [name, ...args]. */
   log: unknown[][];
   events: EventDraft[];
-  rejections: MessageRejection[];
+  rejections: FrameRejection[];
   /** Whether sends succeed (the connection is up). */
   connected: boolean;
   sentOf(type: string): MewMessage[];
@@ -23,7 +24,7 @@ export function mewRecorder(): MewRecorder {
   const sent: MewMessage[] = [];
   const log: unknown[][] = [];
   const events: EventDraft[] = [];
-  const rejections: MessageRejection[] = [];
+  const rejections: FrameRejection[] = [];
   const rec: MewRecorder = {
     sent,
     log,
@@ -73,6 +74,7 @@ export const READY = { type: 'session_ready', session_id: 'sess_1', model: 'fake
 export function mewSession(options: Partial<MewSessionOptions> = {}) {
   const rec = mewRecorder();
   const session = new MewSession(rec.io, rec.facts, {
+    protocol: 'mew',
     requestIdPrefix: 'r',
     maxAnswerChars: 1_000_000,
     ...options,

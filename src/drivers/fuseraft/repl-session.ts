@@ -4,7 +4,7 @@ import type { JsonObject, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { displayDraft, usageOf } from './event-drafts.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
-import { FUSERAFT_PROTOCOL_VERSION, readLine } from './frames.js';
+import { readLine } from './frames.js';
 import type { FrameRejection } from '../shared/json-line.js';
 import { stringField } from '../shared/json-kinds.js';
 import type { Frame } from './frames.js';
@@ -12,7 +12,7 @@ import { Interrupter } from './interrupter.js';
 import { MidTurnInputs } from './mid-turn-inputs.js';
 import { PromptDesk } from './prompt-desk.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
-import { describeEnd } from './session-io.js';
+import { announceReady, describeEnd, readyAccepted } from './session-io.js';
 import { BoundedText } from '../shared/session.js';
 import type { FuseraftIo, ProcessEnd, SessionFacts } from './session-io.js';
 import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
@@ -162,30 +162,15 @@ export class ReplSession {
   }
 
   #onReady(frame: Frame): void {
-    if (this.#readySeen) {
-      this.#facts.rejected({ code: 'out-of-order', reason: 'a second ready frame', lineType: 'ready' }, false);
-      return;
-    }
-    const version = frame['protocolVersion'];
-    if (version !== FUSERAFT_PROTOCOL_VERSION) {
+    const ready = readyAccepted(frame, this.#readySeen, this.#facts);
+    if (ready === 'version-mismatch') {
       this.#fatal = true;
-      this.#facts.rejected(
-        {
-          code: 'version-mismatch',
-          reason: `fuseraft speaks live-session protocol version ${JSON.stringify(version ?? null)}; this driver speaks ${FUSERAFT_PROTOCOL_VERSION}`,
-          lineType: 'ready',
-        },
-        true,
-      );
       this.#desk.shutDown();
-      return;
     }
+    if (ready !== 'ready') return;
     this.#readySeen = true;
     this.#state = advance(this.#state, 'started');
-    const sessionId = stringField(frame, 'sessionId');
-    if (sessionId !== undefined) this.#facts.session(sessionId);
-    this.#facts.ready();
-    this.#facts.event(withExtras({ type: 'ready' }, frame, []));
+    announceReady(frame, this.#facts);
     if (this.#taskRef !== undefined && this.#state === 'ready') {
       const decision = decide(this.#state, 'prompt');
       this.#state = decision.next;

@@ -1,7 +1,11 @@
 // What a fuseraft session needs from the process and reports beyond the shared facts: its I/O, its rejections, its end.
 import type { JsonObject } from '../../wire/index.js';
+import { withExtras } from '../shared/event-drafts.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { SessionSink } from '../shared/session.js';
 import type { FrameRejection } from '../shared/json-line.js';
+import { FUSERAFT_PROTOCOL_VERSION } from './frames.js';
+import type { Frame } from './frames.js';
 
 /** The process side of a session (the driver adapter implements it; tests record it). */
 export interface FuseraftIo {
@@ -34,3 +38,27 @@ export function describeEnd(end: ProcessEnd): string {
   return end.signal !== null ? `was killed by ${end.signal}` : `exited with code ${end.exitCode}`;
 }
 
+/**
+ * Checks a `ready` frame of a repl or bridge session (`seen`: one came before): a second one is reported
+ * out of order, another protocol version is reported fatal (the session must stop). True when it is the
+ * session's ready: the caller moves its state, then {@link announceReady}.
+ */
+export function readyAccepted(frame: Frame, seen: boolean, facts: SessionFacts): 'ready' | 'repeated' | 'version-mismatch' {
+  if (seen) {
+    facts.rejected({ code: 'out-of-order', reason: 'a second ready frame', lineType: 'ready' }, false);
+    return 'repeated';
+  }
+  const version = frame['protocolVersion'];
+  if (version === FUSERAFT_PROTOCOL_VERSION) return 'ready';
+  const reason = `fuseraft speaks live-session protocol version ${JSON.stringify(version ?? null)}; this driver speaks ${FUSERAFT_PROTOCOL_VERSION}`;
+  facts.rejected({ code: 'version-mismatch', reason, lineType: 'ready' }, true);
+  return 'version-mismatch';
+}
+
+/** Reports an accepted `ready`: its session id, ready, and its event. */
+export function announceReady(frame: Frame, facts: SessionFacts): void {
+  const sessionId = stringField(frame, 'sessionId');
+  if (sessionId !== undefined) facts.session(sessionId);
+  facts.ready();
+  facts.event(withExtras({ type: 'ready' }, frame, []));
+}

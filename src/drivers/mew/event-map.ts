@@ -1,10 +1,11 @@
 // Maps mew's streaming messages (provider events, tools, subagents, notices) to subvisor's RunEvent shapes.
-import { addUsage, toUsage } from '../../wire/index.js';
 import type { JsonObject, Usage } from '../../wire/index.js';
+import { readUsage } from '../shared/usage-reader.js';
+import type { UsageSpec } from '../shared/usage-reader.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
 import type { EventDraft } from '../shared/event-drafts.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import { isObject, stringField } from '../shared/json-kinds.js';
+import { stringField } from '../shared/json-kinds.js';
 import type { MewMessage } from './messages.js';
 
 /** Messages the seed documents that carry nothing the run acts on: `info` events. */
@@ -67,15 +68,15 @@ function retrySummary(event: JsonObject): string {
   return `the provider call failed${reason === undefined ? '' : ` (${reason})`}; retrying${of}${delay === undefined ? '' : ` in ${delay} ms`}`;
 }
 
+/** Where a `message_end` carries its usage: mew's `Tokens` object, and its cost beside it. */
+const MEW_USAGE: UsageSpec = { object: 'usage', cost: 'cost' };
+
 /**
  * The usage of one `message_end`: its `usage` object as mew sent it, with `cost` added when it is a
  * number, so the run's summed usage carries the cost too. Undefined when there is neither.
  */
 export function usageOf(event: JsonObject): Usage | undefined {
-  const usage = isObject(event['usage']) ? toUsage(event['usage']) : undefined;
-  const cost = event['cost'];
-  if (typeof cost !== 'number' || !Number.isFinite(cost)) return usage;
-  return addUsage(usage ?? {}, { costUsd: cost });
+  return readUsage(event, MEW_USAGE);
 }
 
 /** `tool_start {call_id}` -> `tool-call`. mew names the tool in `name` or `tool_name` when it names it at all. */

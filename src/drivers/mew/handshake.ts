@@ -3,7 +3,8 @@ import { withExtras } from '../shared/event-drafts.js';
 import type { EventDraft } from '../shared/event-drafts.js';
 import { MEW_MIN_PROTOCOL_VERSION } from './messages.js';
 import { stringField } from '../shared/json-kinds.js';
-import type { MessageRejection, MewMessage } from './messages.js';
+import type { FrameRejection } from '../shared/json-line.js';
+import type { MewMessage } from './messages.js';
 import { versionProblem } from './session-signals.js';
 
 export interface HandshakeHooks {
@@ -15,7 +16,7 @@ export interface HandshakeHooks {
   /** Attached again after a lost connection, to the same session. */
   reattached(message: MewMessage): void;
   fail(code: 'version-mismatch' | 'protocol-error' | 'unknown-session' | 'child-error', error: string): void;
-  rejected(rejection: MessageRejection): void;
+  rejected(rejection: FrameRejection): void;
 }
 
 /**

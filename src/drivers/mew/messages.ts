@@ -1,7 +1,9 @@
 // mew's wire messages: one WebSocket text message to a checked message with a snake_case tag, and back to text.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
-import { isKind, isObject, withArticle } from '../shared/json-kinds.js';
-import type { JsonKind } from '../shared/json-kinds.js';
+import { fieldRejection, FieldRules, optional, required } from '../shared/field-rules.js';
+import type { FieldCheck } from '../shared/field-rules.js';
+import { isObject } from '../shared/json-kinds.js';
+import type { FrameRejection } from '../shared/json-line.js';
 
 
 /**
@@ -20,66 +22,52 @@ export interface MewMessage {
   [field: string]: JsonValue;
 }
 
-/** Why a message did not become a (fully) usable one. Codes are the wire codec's, so callers handle one set. */
-export interface MessageRejection {
-  /** `malformed`: not JSON; `invalid`: JSON but no object with a tag; `invalid-payload`: a field the driver reads has the wrong type. */
-  code: 'malformed' | 'invalid' | 'invalid-payload' | 'too-large' | 'out-of-order' | 'version-mismatch';
-  reason: string;
-  /** The message's tag (snake_case), when readable. */
-  lineType?: string;
-  errors?: string[];
-}
-
 /**
  * One message read. `message` is set when the text is a JSON object with a readable tag; fields that
  * failed their check are removed from it and listed in `rejection.errors`. `usable` is false when a
  * field the message's meaning depends on failed: such a message is reported, not mapped.
  */
 export type ReadMessage =
-  | { message: MewMessage; usable: boolean; rejection?: MessageRejection }
-  | { message?: undefined; usable: false; rejection: MessageRejection };
-
-type Kind = JsonKind;
-
-interface FieldRule {
-  kind: Kind;
-  required?: boolean;
-}
-
-const req = (kind: Kind): FieldRule => ({ kind, required: true });
-const opt = (kind: Kind): FieldRule => ({ kind });
+  | { message: MewMessage; usable: boolean; rejection?: FrameRejection }
+  | { message?: undefined; usable: false; rejection: FrameRejection };
 
 /**
  * The fields the driver reads, per server message. A null optional field counts as absent (serde writes
  * `None` as null). Everything else passes through unchecked, and unknown tags are delivered raw.
  */
-const RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
-  session_ready: { session_id: req('string'), model: opt('string'), provider: opt('string') },
-  session_history: { messages: opt('array') },
-  prompt_receipt: { request_id: req('string'), status: req('string'), session_id: opt('string'), message: opt('string') },
-  provider: { event: req('object') },
-  tool_start: { call_id: req('string'), name: opt('string'), tool_name: opt('string') },
-  tool_progress: { call_id: req('string'), chunk: opt('string') },
-  tool_end: { call_id: req('string'), success: opt('boolean') },
-  // A request's request_id (a string, or an integer in older builds) is read by requests.ts.
-  permission_request: { tool_name: opt('string') },
-  ask_user_request: { call_id: opt('string'), questions: opt('array') },
-  error: { message: opt('string') },
-  error_event: { message: opt('string') },
-  pong: { version: opt('string') },
-  subagent_start: { parent_call_id: opt('string'), name: opt('string'), child_session_id: opt('string') },
-  subagent_status: { parent_call_id: opt('string'), tool_name: opt('string'), message: opt('string') },
-  subagent_end: { parent_call_id: opt('string'), child_session_id: opt('string') },
-};
+const RULES = new FieldRules(
+  {
+    session_ready: { session_id: required('string'), model: optional('string'), provider: optional('string') },
+    session_history: { messages: optional('array') },
+    prompt_receipt: { request_id: required('string'), status: required('string'), session_id: optional('string'), message: optional('string') },
+    provider: { event: required('object') },
+    tool_start: { call_id: required('string'), name: optional('string'), tool_name: optional('string') },
+    tool_progress: { call_id: required('string'), chunk: optional('string') },
+    tool_end: { call_id: required('string'), success: optional('boolean') },
+    // A request's request_id (a string, or an integer in older builds) is read by requests.ts.
+    permission_request: { tool_name: optional('string') },
+    ask_user_request: { call_id: optional('string'), questions: optional('array') },
+    error: { message: optional('string') },
+    error_event: { message: optional('string') },
+    pong: { version: optional('string') },
+    subagent_start: { parent_call_id: optional('string'), name: optional('string'), child_session_id: optional('string') },
+    subagent_status: { parent_call_id: optional('string'), tool_name: optional('string'), message: optional('string') },
+    subagent_end: { parent_call_id: optional('string'), child_session_id: optional('string') },
+  },
+  (tag) => `${tag}.`,
+);
 
 /** The fields of a `provider` message's `event` the driver reads, per event tag. */
-const PROVIDER_RULES: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
-  part_start: { part: opt('object') },
-  part_delta: { field: opt('string'), delta: req('string'), part_id: opt('string') },
-  message_end: { finish: opt('string'), usage: opt('object'), cost: opt('number') },
-  retry_wait: { attempt: opt('integer'), max_attempts: opt('integer'), delay_secs: opt('number'), delay_ms: opt('number'), reason: opt('string') },
-  error: { message: opt('string') },
-};
+const PROVIDER_RULES = new FieldRules(
+  {
+    part_start: { part: optional('object') },
+    part_delta: { field: optional('string'), delta: required('string'), part_id: optional('string') },
+    message_end: { finish: optional('string'), usage: optional('object'), cost: optional('number') },
+    retry_wait: { attempt: optional('integer'), max_attempts: optional('integer'), delay_secs: optional('number'), delay_ms: optional('number'), reason: optional('string') },
+    error: { message: optional('string') },
+  },
+  (tag) => `provider.${tag}.`,
+);
 
 /** Checks one decoded message: its tag (either spelling, normalized to snake_case) and the fields the driver reads. Never throws. */
 export function checkMessage(value: unknown, number: number): ReadMessage {
@@ -88,49 +76,24 @@ export function checkMessage(value: unknown, number: number): ReadMessage {
     return { usable: false, rejection: { code: 'invalid', reason: `message ${number} is not an object with a snake_case or PascalCase type` } };
   }
   const message = { ...(value as JsonObject), type: tag } as MewMessage;
-  const errors: string[] = [];
-  let usable = checkFields(message, RULES[tag], tag, errors);
-  if (tag === 'provider' && isObject(message['event'])) usable = readProviderEvent(message, errors) && usable;
-  if (errors.length === 0) return { message, usable };
-  return {
-    message,
-    usable,
-    rejection: { code: 'invalid-payload', reason: `message ${number} (${tag}): ${errors.join('; ')}`, lineType: tag, errors },
-  };
+  const check = RULES.check(message, tag);
+  if (tag === 'provider' && isObject(message['event'])) readProviderEvent(message, check);
+  if (check.errors === undefined) return { message, usable: check.usable };
+  return { message, usable: check.usable, rejection: fieldRejection(`message ${number}`, tag, check.errors) };
 }
 
 /** Normalizes the nested `event` of a `provider` message (its own tag, either spelling) and checks its fields. */
-function readProviderEvent(message: MewMessage, errors: string[]): boolean {
+function readProviderEvent(message: MewMessage, check: FieldCheck): void {
   const event = { ...(message['event'] as JsonObject) };
   const tag = snakeTag(event['type']);
   if (tag === undefined) {
-    errors.push('provider.event has no snake_case or PascalCase type');
-    return false;
+    (check.errors ??= []).push('provider.event has no snake_case or PascalCase type');
+    check.usable = false;
+    return;
   }
   event['type'] = tag;
   message['event'] = event;
-  return checkFields(event, PROVIDER_RULES[tag], `provider.${tag}`, errors);
-}
-
-/** Removes fields that fail their rule (recording why); false when a required one failed. */
-function checkFields(target: JsonObject, rules: Readonly<Record<string, FieldRule>> | undefined, where: string, errors: string[]): boolean {
-  if (rules === undefined) return true;
-  let usable = true;
-  for (const [name, rule] of Object.entries(rules)) {
-    const value = target[name];
-    if (value === undefined || value === null) {
-      if (rule.required === true) {
-        errors.push(`${where}.${name} is missing`);
-        usable = false;
-      }
-      continue;
-    }
-    if (isKind(value, rule.kind)) continue;
-    errors.push(`${where}.${name} must be ${withArticle(rule.kind)}`);
-    delete target[name];
-    if (rule.required === true) usable = false;
-  }
-  return usable;
+  PROVIDER_RULES.check(event, tag, check);
 }
 
 /** A snake_case tag spelled as `wireCase` asks. */

@@ -43,13 +43,14 @@ class MewDriver implements Driver {
       lost: (end) => this.#session.connectionLost(end.code === 'no-pong' ? 'no-pong' : 'connection-lost', end.reason),
     });
     this.#session = new MewSession(this.#io(), this.#facts(), {
+      protocol: options.protocol,
       task: options.task,
       cwd: options.cwd,
       sessionId: connection.sessionId ?? connection.resume,
       approve: options.approve,
       answerQuestion: options.answerQuestion,
       requestIdPrefix: `subvisor-${options.runId}`,
-      maxAnswerChars: options.maxFinalTextBytes,
+      maxAnswerChars: options.maxAnswerChars,
     });
   }
 
@@ -74,9 +75,7 @@ class MewDriver implements Driver {
 
   send(control: Control): SendOutcome {
     if (this.#done) return { kind: 'broken', reason: 'the connection to mew is closed' };
-    const verdict = this.#session.send(control);
-    answerAfterReturn(this.#context.sink, verdict);
-    return { kind: 'sent', ref: verdict.ref };
+    return answerAfterReturn(this.#context.sink, this.#session.send(control));
   }
 
   resume(): void {

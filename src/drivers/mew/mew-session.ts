@@ -66,7 +66,7 @@ export class MewSession {
     this.#stream = new TurnStream(facts, options.maxAnswerChars);
     this.#submissions = new Submissions(options.requestIdPrefix);
     this.#desk = new MewDesk(
-      { approve: options.approve, answerQuestion: options.answerQuestion },
+      { protocol: options.protocol, approve: options.approve, answerQuestion: options.answerQuestion },
       {
         respond: (message) => void io.send(message),
         report: (draft) => facts.event(draft),

@@ -13,6 +13,8 @@ import type { MewRequest, RequestId } from './requests.js';
 export type MewDecidedBy = DecidedBy | 'another-client';
 
 export interface MewDeskHandlers {
+  /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
+  protocol: string;
   approve?: ApproveCallback | undefined;
   answerQuestion?: AnswerQuestionCallback | undefined;
 }
@@ -70,7 +72,7 @@ export class MewDesk {
       this.#block(message, id.key ?? `${message.type} #${++this.#unnamed}`, id.problem);
       return true;
     }
-    const request = requestOf(message, id.id);
+    const request = requestOf(message, id.id, this.#handlers.protocol);
     if (request === undefined) {
       this.#block(message, id.key, 'subvisor knows no response to this kind of request (a newer mew build\'s)');
       return true;

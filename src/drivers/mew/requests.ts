@@ -72,30 +72,30 @@ const DENY = 'deny';
  * `GoalDecision::Rejected`; `AskUser` in `pending_ask_user`, settled by `AskUserResponse {request_id,
  * answers}`), and crates/mew-protocol/src/lib.rs for the fields of each message.
  */
-const REQUESTS: Readonly<Record<string, (message: MewMessage, id: RequestId) => MewRequest>> = {
-  permission_request: (message, id) => {
+const REQUESTS: Readonly<Record<string, (message: MewMessage, id: RequestId, protocol: string) => MewRequest>> = {
+  permission_request: (message, id, protocol) => {
     const toolName = stringField(message, 'tool_name');
-    const approval = known(message, 'tool_permission', toolName !== undefined && { requestId: String(id), toolName, input: inputOf(message) });
+    const approval = known(protocol, message, 'tool_permission', toolName !== undefined && { requestId: String(id), toolName, input: inputOf(message) });
     return permission(approval, id, toolName ?? 'an unnamed tool');
   },
-  workspace_permission_request: (message, id) => {
+  workspace_permission_request: (message, id, protocol) => {
     const path = stringField(message, 'path');
-    return permission(known(message, 'workspace_permission', path !== undefined && { requestId: String(id), path }), id, `access to ${path ?? 'a path'}`);
+    return permission(known(protocol, message, 'workspace_permission', path !== undefined && { requestId: String(id), path }), id, `access to ${path ?? 'a path'}`);
   },
-  subagent_permission_request: (message, id) => {
+  subagent_permission_request: (message, id, protocol) => {
     const [parentCallId, toolName] = [stringField(message, 'parent_call_id'), stringField(message, 'tool_name')];
     const fields = parentCallId !== undefined && toolName !== undefined && { requestId: String(id), parentCallId, toolName, input: inputOf(message) };
-    return permission(known(message, 'subagent_permission', fields), id, `${toolName ?? 'a tool'} for a subagent`);
+    return permission(known(protocol, message, 'subagent_permission', fields), id, `${toolName ?? 'a tool'} for a subagent`);
   },
-  plan_approval_request: (message, id) => {
+  plan_approval_request: (message, id, protocol) => {
     const [callId, planPath, planMarkdown, persona] = ['call_id', 'plan_path', 'plan_markdown', 'persona'].map((name) => stringField(message, name));
     const fields = callId !== undefined && planPath !== undefined && planMarkdown !== undefined && persona !== undefined && { requestId: String(id), callId, planPath, planMarkdown, persona };
-    const approval = known(message, 'plan_approval', fields);
+    const approval = known(protocol, message, 'plan_approval', fields);
     return { ask: 'approval', responseType: 'plan_approval_response', approval, subject: 'a plan', respond: (approved) => ({ type: 'plan_approval_response', request_id: id, approved }) };
   },
-  goal_proposed: (message, id) => {
+  goal_proposed: (message, id, protocol) => {
     const [callId, objective] = [stringField(message, 'call_id'), stringField(message, 'objective')];
-    const approval = known(message, 'goal_proposal', callId !== undefined && objective !== undefined && { requestId: String(id), callId, objective });
+    const approval = known(protocol, message, 'goal_proposal', callId !== undefined && objective !== undefined && { requestId: String(id), callId, objective });
     return { ask: 'approval', responseType: 'goal_response', approval, subject: 'a goal', respond: (approved) => ({ type: 'goal_response', request_id: id, accepted: approved }) };
   },
   // AskUserResponse {request_id, answers}; `cancelled` (seed 004) closes the question unanswered, and older builds ignore it.
@@ -111,9 +111,9 @@ const REQUESTS: Readonly<Record<string, (message: MewMessage, id: RequestId) => 
   },
 };
 
-/** The request a message is, when subvisor answers its kind; undefined for any other message. */
-export function requestOf(message: MewMessage, id: RequestId): MewRequest | undefined {
-  return Object.hasOwn(REQUESTS, message.type) ? REQUESTS[message.type]!(message, id) : undefined;
+/** The request a message is, when subvisor answers its kind (`protocol`: the registered name `approve` sees); undefined for any other message. */
+export function requestOf(message: MewMessage, id: RequestId, protocol: string): MewRequest | undefined {
+  return Object.hasOwn(REQUESTS, message.type) ? REQUESTS[message.type]!(message, id, protocol) : undefined;
 }
 
 /**
@@ -126,8 +126,8 @@ export function isRequest(message: MewMessage): boolean {
 }
 
 /** An approval request of a known `kind` with its documented fields, or `known: false` when they are not all there (`false`). */
-function known<K extends ApprovalRequest['kind'], F extends object>(message: MewMessage, kind: K, fields: F | false): ApprovalRequest {
-  const base = { protocol: 'mew' as const, kind, fields: fieldsOf(message) };
+function known<K extends ApprovalRequest['kind'], F extends object>(protocol: string, message: MewMessage, kind: K, fields: F | false): ApprovalRequest {
+  const base = { protocol, kind, fields: fieldsOf(message) };
   return (fields === false ? { ...base, known: false } : { ...base, ...fields, known: true }) as ApprovalRequest;
 }
 

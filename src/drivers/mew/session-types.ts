@@ -1,7 +1,8 @@
 // What a mew session needs from its connection and reports to the run core: its I/O, its facts, its options.
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import type { ChildEnd, SessionSink } from '../shared/session.js';
-import type { MessageRejection, MewMessage } from './messages.js';
+import type { FrameRejection } from '../shared/json-line.js';
+import type { MewMessage } from './messages.js';
 
 /** The connection side of a session (the driver implements it on the shared daemon channel; tests record it). */
 export interface MewIo {
@@ -19,7 +20,7 @@ export type MewFailure = 'version-mismatch' | 'connection-lost' | 'no-pong' | 'p
 /** The facts a mew session reports: the shared ones, and its rejections, its made-up end, fatal failures and blocked requests. */
 export interface MewFacts extends SessionSink {
   /** A message that was not (fully) accepted; the run goes on. */
-  rejected(rejection: MessageRejection): void;
+  rejected(rejection: FrameRejection): void;
   /** How the run ended (made up: a daemon session has no exit of its own); the session then detaches. */
   exit(end: ChildEnd): void;
   /** A failure the run cannot survive; the session then detaches. */
@@ -32,6 +33,8 @@ export interface MewFacts extends SessionSink {
 
 
 export interface MewSessionOptions {
+  /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
+  protocol: string;
   /** The first prompt, submitted once the session is ready. Its ref is 1. */
   task?: string | undefined;
   /** Working directory of a new session (`new_session {cwd}`). */

@@ -1,14 +1,8 @@
 // Event drafts from any driver's frames: a RunEvent before its envelope, unknown fields kept, a frame with no counterpart as `info`.
 import type { RunEventDraft, RunEventDraftOf, RunEventExtra } from '../../protocol/index.js';
-import type { JsonValue } from '../../wire/index.js';
 import { putExtra } from './extra-fields.js';
 import { stringField } from './json-kinds.js';
-
-/** A frame of any JSON protocol: a `type` and fields. */
-export interface TypedFrame {
-  type: string;
-  [field: string]: JsonValue;
-}
+import type { TypedFrame } from './json-line.js';
 
 /** A RunEvent without its envelope (`v`, `seq`, `run`), which whoever publishes it adds. */
 export type EventDraft = RunEventDraft;

@@ -1,6 +1,6 @@
 // What every pure protocol session shares: the facts it reports (SessionSink), its answer, and how a driver forwards them to the core.
 import type { Answer } from '../../protocol/results.js';
-import type { DriverContext, DriverSink } from '../../protocol/driver.js';
+import type { DriverContext, DriverSink, SendOutcome } from '../../protocol/driver.js';
 import type { Delivery } from '../../protocol/index.js';
 import type { Usage } from '../../wire/index.js';
 import type { EventDraft } from './event-drafts.js';
@@ -64,12 +64,17 @@ export interface ControlVerdict {
 }
 
 /**
- * Reports a verdict after `send` returned: the core learns the ref from that return, so the answer (and
- * what the control sets off after it) must come later.
+ * What `Driver.send` returns for a session's verdict (`sent` under its ref), with the verdict reported
+ * after `send` returned: the core learns the ref from that return, so the answer (and what the control
+ * sets off after it) must come later.
  */
-export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): void {
+export function answerAfterReturn(sink: DriverSink, verdict: ControlVerdict): SendOutcome {
   const status = verdict.status;
-  if (status === undefined) return;
+  if (status !== undefined) reportLater(sink, verdict, status);
+  return { kind: 'sent', ref: verdict.ref };
+}
+
+function reportLater(sink: DriverSink, verdict: ControlVerdict, status: NonNullable<ControlVerdict['status']>): void {
   queueMicrotask(() => {
     sink.ack(verdict.ref, status, verdict.reason);
     if (verdict.injected === true) sink.delivery(verdict.ref, 'injected');
@@ -90,14 +95,14 @@ export interface ForwardOptions {
 
 /**
  * The shared facts of a session, forwarded to the core: events through `publish` (which stamps them),
- * after the budget's facts they carry; the answer bounded by `maxFinalTextBytes`; a turn's answer only
+ * after the budget's facts they carry; the answer bounded by `maxAnswerChars`; a turn's answer only
  * for a run with an outputSchema.
  */
 export function forwardFacts(context: DriverContext, publish: (draft: EventDraft) => void, options: ForwardOptions = {}): SessionSink {
   const idle = options.idle ?? true;
   const meter = options.meter ?? true;
   const sink = () => context.sink;
-  const maxChars = context.options.maxFinalTextBytes;
+  const maxChars = context.options.maxAnswerChars;
   const checksAnswers = context.options.outputSchema !== undefined;
   return {
     ready: () => sink().ready(),
@@ -142,7 +147,7 @@ export function meterFacts(sink: DriverSink, draft: EventDraft): void {
   }
 }
 
-/** The outcome's answer from a session's: a cut one says so. */
+/** The outcome's answer from a session's: a cut one says so, naming the option the caller sets (maxFinalTextBytes, read as characters here). */
 function answerOf(answer: SessionAnswer | undefined, maxChars: number): Answer {
   if (answer === undefined) return { truncated: false };
   if (!answer.truncated) return { finalText: answer.text, truncated: false };

@@ -9,11 +9,11 @@ import type { RunEventDraftOf } from '../../../../src/api/types.js';
 /** The info events that report a response (or a request left to another client). */
 const RESPONSES = ['permission_response', 'plan_approval_response', 'goal_response', 'ask_user_response'];
 
-function desk(handlers: MewDeskHandlers = {}) {
+function desk(handlers: Omit<MewDeskHandlers, 'protocol'> = {}) {
   const sent: MewMessage[] = [];
   const events: RunEventDraftOf<'info'>[] = [];
   const blocked: unknown[][] = [];
-  const made = new MewDesk(handlers, {
+  const made = new MewDesk({ protocol: 'mew', ...handlers }, {
     respond: (m) => void sent.push(m),
     report: (d) => void events.push(d),
     blocked: (key, what) => void blocked.push(['blocked', key, what]),
