@@ -79,6 +79,8 @@ export interface CliOptions {
   tasks?: string;
   /** --parallel N: batch mode's concurrency (default {@link DEFAULT_PARALLEL}). */
   parallel?: number;
+  /** --warm N: batch mode's warm children (createSupervisor's `warm`). */
+  warm?: number;
   /** --max-turns, --max-tool-calls, --max-tokens, --max-cost: each run's budget. */
   budget?: BudgetLimits;
   /** --max-total-tokens, --max-total-cost (batch only): the pool's total budget. */
@@ -175,6 +177,7 @@ export const OPTION_SPEC = {
   quiet: { type: 'boolean', short: 'q' },
   tasks: { type: 'string' },
   parallel: { type: 'string' },
+  warm: { type: 'string' },
   'max-turns': { type: 'string' },
   'max-tool-calls': { type: 'string' },
   'max-tokens': { type: 'string' },
@@ -216,10 +219,11 @@ function parseEnv(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
-function parseParallel(text: string): number {
+/** A whole number option (`--parallel`, `--warm`) of at least `least`. */
+function parseCount(name: string, text: string, least: number): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
-    throw new UsageError(`--parallel "${text}" is not a whole number >= 1.`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < least) {
+    throw new UsageError(`--${name} "${text}" is not a whole number >= ${least}.`);
   }
   return value;
 }
@@ -312,11 +316,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     }
   } else if (values.parallel !== undefined) {
     throw new UsageError('--parallel needs --tasks FILE (batch mode); a single run has nothing to run in parallel.');
+  } else if (values.warm !== undefined) {
+    throw new UsageError('--warm needs --tasks FILE (batch mode): it keeps children waiting for the next task; a single run has no next task.');
   } else {
     const total = Object.keys(TOTAL_BUDGET_FLAGS).find((name) => values[name as keyof typeof values] !== undefined);
     if (total !== undefined) throw new UsageError(`--${total} needs --tasks FILE (batch mode): it bounds the batch's runs together; a single run's limits are --max-tokens and --max-cost.`);
   }
-  const parallel = values.parallel === undefined ? undefined : parseParallel(values.parallel);
+  const parallel = values.parallel === undefined ? undefined : parseCount('parallel', values.parallel, 1);
+  const warm = values.warm === undefined ? undefined : parseCount('warm', values.warm, 0);
 
   if (values.task !== undefined && values['task-file'] !== undefined) {
     throw new UsageError('--task and --task-file both given; use only one of them.');
@@ -380,6 +387,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     durableLeaseMs: durationOption('durable', values.durable, false),
     tasks,
     parallel,
+    warm,
     url,
     sessionId: nonEmpty('session-id', values['session-id']),
     socketPath,

@@ -10,12 +10,16 @@ const REFRESH_MS = 250;
 /** Counts as the batch line shows them: invalid task lines count as failed, timed out too. */
 export interface BatchCounts extends SupervisorCounts {
   invalid: number;
+  /** The rate-limit gate when it holds tasks back (`rate-limited until 14:03:07`, `rate-limited: reopening`). */
+  rateLimited?: string;
 }
 
 export function formatBatchCounts(counts: BatchCounts, elapsedMs: number): string {
   const failed = counts.failed + counts.timedOut + counts.invalid;
   const parts = [`${counts.running} running`, `${counts.queued} queued`, `${counts.done} done`, `${failed} failed`];
   if (counts.cancelled > 0) parts.push(`${counts.cancelled} cancelled`);
+  if (counts.warm > 0) parts.push(`${counts.warm} warm`);
+  if (counts.rateLimited !== undefined) parts.push(counts.rateLimited);
   parts.push(formatElapsed(elapsedMs));
   return parts.join(' · ');
 }

@@ -7,7 +7,7 @@ import { SupervisorClosedError } from '../pool/errors.js';
 import { approveCallbackFor } from './approval-policy.js';
 import { sharedRunOptions } from './run-options.js';
 import { createSupervisor } from '../pool/supervisor.js';
-import type { PoolRun, Supervisor } from '../pool/types.js';
+import type { PoolRun, RateLimitGateState, Supervisor } from '../pool/types.js';
 import { checkRunOptions } from '../api/spawn-run.js';
 import { sharedBudget } from '../run/shared-budget.js';
 import type { JsonSchema, Outcome, RunOptions } from '../api/types.js';
@@ -59,6 +59,8 @@ class Batch {
   #worst: ExitCode = EXIT.done;
   #stopped = false;
   #wakeReader: (() => void) | undefined;
+  /** What was last said of each rate-limit gate (its time, or open), so a change is said once. */
+  readonly #gatesSaid = new Map<string, string>();
   /** The last stdout write: awaited before the summary, so every outcome line is out first. */
   #lastWrite: Promise<void> = Promise.resolve();
 
@@ -67,6 +69,7 @@ class Batch {
       concurrency: options.parallel ?? DEFAULT_PARALLEL,
       defaults,
       ...(options.totalBudget === undefined ? {} : { budget: { total: options.totalBudget } }),
+      ...(options.warm === undefined ? {} : { warm: options.warm }),
       // supervise owns SIGINT/SIGTERM/SIGHUP: first = stop and cancel, second = kill now.
       handleParentSignals: false,
     });
@@ -74,6 +77,7 @@ class Batch {
     this.#progress = new BatchProgress(display, streams.stderr, () => this.counts);
     this.#sup.on('outcome', (outcome, run) => this.#onOutcome(outcome, run));
     for (const event of ['start', 'outcome'] as const) this.#sup.on(event, () => this.#wake());
+    this.#sup.on('rate-limit', (gate) => this.#onGate(gate));
     this.#stdout.onGone(() => this.stop('stdout was closed by its reader', 'cancel'));
   }
 
@@ -82,7 +86,24 @@ class Batch {
   }
 
   get counts(): BatchCounts {
-    return { ...this.#sup.counts, invalid: this.#invalidLines.length };
+    const counts: BatchCounts = { ...this.#sup.counts, invalid: this.#invalidLines.length };
+    const gates = Object.values(this.#sup.rateLimited);
+    const shut = gates.filter((gate) => gate.state === 'shut').map((gate) => gate.until ?? 0);
+    if (shut.length > 0) counts.rateLimited = `rate-limited until ${clockTime(Math.max(...shut))}`;
+    else if (gates.length > 0) counts.rateLimited = 'rate-limited: reopening';
+    return counts;
+  }
+
+  /** A gate shut (or its time moved) or opened: said once, in every mode but --quiet (the live line shows the rest). */
+  #onGate(gate: RateLimitGateState): void {
+    const said = gate.state === 'shut' ? `until ${gate.until ?? 0}` : gate.state === 'open' ? 'open' : undefined;
+    if (said === undefined || this.#gatesSaid.get(gate.key) === said) return;
+    this.#gatesSaid.set(gate.key, said);
+    const report = gate.cause?.report;
+    const why = report === undefined ? '' : ` (${[report.httpStatus === undefined ? '' : `HTTP ${report.httpStatus}`, report.nativeType].filter((part) => part !== '').join(' ')} from run ${gate.cause!.runId})`;
+    const key = gate.key === 'default' ? '' : ` [${gate.key}]`;
+    if (gate.state === 'shut') this.#progress.inform(`rate-limited${key}${why}: no task starts before ${clockTime(gate.until ?? 0)}`);
+    else this.#progress.inform(`rate limit over${key}: tasks start again, one, then twice as many at each step`);
   }
 
   /** Stops reading tasks and stops the pool (`cancel`: the runs' kill ladder; `kill`: SIGKILL now). */
@@ -177,6 +198,11 @@ class Batch {
 }
 
 /**
+/** An epoch-ms time as the machine's clock shows it (`14:03:07`). */
+function clockTime(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 8);
+}
+
 /**
  * The run options every task shares, checked once (a budget on a figure the protocol does not report, say):
  * a usage error before any task starts, rather than the same error on every line.

@@ -93,6 +93,9 @@ ${section('Batch mode', [
     'the tasks (130 > 2 bad line > 3 > 1 > 4 > 124 > 0). First signal:',
     'no new tasks, running ones cancelled; second: killed at once.'],
   ['--parallel N', 'how many tasks run at once (live process trees; default 4)'],
+  ['--warm N', 'keep N children started and waiting for the next task (each holds',
+    "one of --parallel's places while it waits); a provider's rate limit",
+    'reported by any task holds the next starts (shown on stderr)'],
 ])}
 
 ${section('On a queue (BullMQ on Redis; see docs/scale-out.md)', [

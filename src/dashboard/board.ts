@@ -4,7 +4,7 @@ import { addCost } from '../wire/usage.js';
 import type { Usage } from '../wire/usage.js';
 import { ANSWER_CHARS, cut, shownEvent, shownOutcome, summary, TASK_CHARS } from './shown.js';
 import type { ShownEvent, ShownOutcome } from './shown.js';
-import type { BoardControls, BoardEntry, BoardSource } from './source.js';
+import type { BoardControls, BoardEntry, BoardGate, BoardSource } from './source.js';
 
 /** One run's row. */
 export interface BoardRow {
@@ -78,6 +78,10 @@ export class Board {
   readonly #removed: string[] = [];
   #flushTimer: NodeJS.Timeout | undefined;
   #stopSource: (() => void) | undefined;
+  #stopGates: (() => void) | undefined;
+  /** The source's rate-limit gates that are not open, and whether the pages have yet to be sent them. */
+  #gates: BoardGate[] = [];
+  #gatesChanged = false;
 
   constructor(source: BoardSource, maxRuns: number) {
     this.kind = source.kind;
@@ -88,16 +92,27 @@ export class Board {
   /** Starts following the source's runs. */
   start(): void {
     this.#stopSource = this.#source.follow((entry) => this.#track(entry));
+    this.#stopGates = this.#source.followGates?.((gates) => {
+      this.#gates = gates;
+      this.#gatesChanged = true;
+      this.#scheduleFlush();
+    });
   }
 
   /** Stops following anything; no more changes are sent. */
   close(): void {
     this.#stopSource?.();
+    this.#stopGates?.();
     for (const tracked of this.#runs.values()) tracked.stop();
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
     this.#rowListeners.clear();
     this.#runListeners.clear();
+  }
+
+  /** The rate-limit gates that are not open (a pool's; none for a queue). */
+  gates(): BoardGate[] {
+    return this.#gates;
   }
 
   rows(): BoardRow[] {
@@ -123,7 +138,7 @@ export class Board {
     return this.#runs.get(id)?.controls;
   }
 
-  /** Changed and removed rows, at most every {@link FLUSH_MS}. */
+  /** Changed and removed rows (and the gates, when they changed), at most every {@link FLUSH_MS}. */
   onRows(listener: (changed: BoardRow[], removed: string[]) => void): () => void {
     this.#rowListeners.add(listener);
     return () => this.#rowListeners.delete(listener);
@@ -264,13 +279,15 @@ export class Board {
     });
     const removed = this.#removed.splice(0);
     this.#changed.clear();
+    const gatesChanged = this.#gatesChanged;
+    this.#gatesChanged = false;
     for (const tracked of this.#runs.values()) {
       const update = tracked.pending;
       tracked.pending = undefined;
       if (update === undefined) continue;
       for (const listener of this.#runListeners.get(tracked.row.id) ?? []) listener(update);
     }
-    if (changed.length > 0 || removed.length > 0) for (const listener of this.#rowListeners) listener(changed, removed);
+    if (changed.length > 0 || removed.length > 0 || gatesChanged) for (const listener of this.#rowListeners) listener(changed, removed);
   }
 }
 

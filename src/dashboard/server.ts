@@ -197,7 +197,7 @@ class Site {
 
   #snapshot() {
     const { board, title } = this.#parts;
-    return { title, kind: board.kind, counts: board.counts(), rows: board.rows() };
+    return { title, kind: board.kind, counts: board.counts(), gates: board.gates(), rows: board.rows() };
   }
 
   #boardStream(response: ServerResponse): void {
@@ -209,7 +209,7 @@ class Site {
     });
     streams.add(stream);
     stream.send('snapshot', this.#snapshot());
-    stop = board.onRows((rows, removed) => stream.send('rows', { rows, removed, counts: board.counts() }));
+    stop = board.onRows((rows, removed) => stream.send('rows', { rows, removed, counts: board.counts(), gates: board.gates() }));
   }
 
   #runStream(id: string, response: ServerResponse): void {

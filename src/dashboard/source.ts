@@ -30,6 +30,20 @@ export interface BoardEntry {
   readonly controls: BoardControls;
 }
 
+/** A rate-limit gate that is not open, as the page shows it (a pool's `sup.rateLimited`). */
+export interface BoardGate {
+  key: string;
+  state: 'shut' | 'ramping';
+  /** Shut: when it starts to reopen (epoch ms). */
+  until: number | null;
+  /** Ramping: how many runs may start in this step. */
+  allowance: number | null;
+  /** Runs waiting at it. */
+  waiting: number;
+  /** What shut it, in a few words (the status, the native frame, the run). */
+  reason: string;
+}
+
 /** A pool or a queue producer, as a dashboard reads it. */
 export interface BoardSource {
   /** `pool` or `queue`: what the page calls the runs' column and its counts. */
@@ -38,6 +52,8 @@ export interface BoardSource {
   follow(listener: (entry: BoardEntry) => void): () => void;
   /** Counts of the source's own, when it keeps them (the pool's); else the board counts its rows. */
   counts?(): Record<string, number>;
+  /** A pool's rate-limit gates not open: `listener` gets them now and at every change; returns a function that stops. */
+  followGates?(listener: (gates: BoardGate[]) => void): () => void;
 }
 
 /** What a run handle (a pool's run, a queued run) must offer to be shown. */

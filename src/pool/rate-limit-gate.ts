@@ -59,7 +59,7 @@ interface Gate {
 export class RateLimitGates {
   readonly #options: RateLimitGateOptions;
   readonly #clock: PoolClock;
-  /** A gate shut, moved its time, stepped its ramp or opened. */
+  /** A gate shut, moved its time, stepped its ramp, opened, or a run began or stopped waiting at it. */
   readonly #changed: (state: RateLimitGateState) => void;
   /** How many runs may be live at once: a ramp whose step lets that many is over. */
   readonly #slots: () => number;
@@ -130,10 +130,13 @@ export class RateLimitGates {
     const at = gate.waiters.findIndex((other) => other.priority < waiter.priority);
     gate.waiters.splice(at === -1 ? gate.waiters.length : at, 0, waiter);
     holdWhileWaited(gate);
+    this.#changed(stateOf(gate));
     return () => {
       const index = gate.waiters.indexOf(waiter);
-      if (index !== -1) gate.waiters.splice(index, 1);
+      if (index === -1) return;
+      gate.waiters.splice(index, 1);
       holdWhileWaited(gate);
+      if (this.#gates.get(gate.key) === gate) this.#changed(stateOf(gate));
     };
   }
 

@@ -12,7 +12,13 @@ export interface StartProfile {
 /** The start profile of a run's options. */
 export function startProfileOf(options: RunOptions): StartProfile {
   const profile = profileOptions(options);
-  return { key: canonical(profile), options: profile };
+  // An option left undefined, or an empty env, starts the same child as one not given.
+  const shaping = Object.fromEntries(Object.entries(profile).filter(([key, value]) => value !== undefined && !(key === 'env' && isEmpty(value))));
+  return { key: canonical(shaping), options: profile };
+}
+
+function isEmpty(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 }
 
 /** Functions and objects that are not plain data (a callback, a budget), numbered by identity. */

@@ -9,8 +9,8 @@ import type { ShutdownParticipant } from '../process/shutdown.js';
 import { attachableRuns, attachRun } from '../api/attach-run.js';
 import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
 import { handOff } from '../api/hand-off.js';
-import type { Budget, BudgetLimits, Outcome, Run, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
-import { checkLimits } from '../run/budget-limits.js';
+import type { Outcome, Run, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
+import { checkConcurrency, checkPoolBudget, mergeOptions } from './pool-options.js';
 import { notStartedOn } from '../run/run-budget.js';
 import { openAccount } from '../run/shared-budget.js';
 import type { SharedBudgetAccount } from '../run/shared-budget.js';
@@ -100,8 +100,6 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   readonly #warm: WarmPool | undefined;
   /** Warm children and the run each is bound to until its task is handed over. */
   readonly #bound = new Map<WarmChild, PooledRun>();
-  /** The gate of each start profile's warm children (the gate of the run that asked for them). */
-  readonly #profileGates = new Map<string, string>();
   /**
    * The pool's place in the run core's shutdown registry (the same SIGINT/SIGTERM handlers as every
    * run): on a parent signal nothing more starts and every queued run ends; the registry itself stops
@@ -146,8 +144,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     // The pool's own profile is warm from the start; every other one once a run of it is spawned.
     if (this.#warm !== undefined && this.#defaults.command !== undefined && this.#defaults.durable === undefined) {
       const profile = startProfileOf(mergeOptions(this.#defaults, {}, this.#signals));
-      this.#profileGates.set(profile.key, this.#gateOf(profile.options));
-      this.#warm.fill(profile);
+      this.#warm.fill(profile, this.#gateOf(profile.options));
     }
     // Spent: nothing queued starts (a running run is stopped by its own share of the budget).
     this.#total?.watch(() => {
@@ -213,10 +210,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     const warm = profile === undefined ? undefined : this.#warm!.take(profile.key);
     const run = this.#create(warm === undefined ? resolved : { ...resolved, runId: warm.run.id }, priority, 1, undefined, activeContext());
     this.#admit(run, { policy, explicitId, gate, ...(warm === undefined ? {} : { warm }) }, 0);
-    if (profile !== undefined) {
-      this.#profileGates.set(profile.key, gate);
-      this.#warm!.fill(profile);
-    }
+    if (profile !== undefined) this.#warm!.fill(profile, gate);
     return run as PoolRun<T>;
   }
 
@@ -385,7 +379,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       this.#counts.retried++;
       this.emit('retry', next, run, outcome);
       this.#admit(next, { policy: entry.policy, explicitId: entry.explicitId, gate: entry.gate, ...(warm === undefined ? {} : { warm }) }, delayMs);
-      if (profile !== undefined) this.#warm!.fill(profile);
+      if (profile !== undefined) this.#warm!.fill(profile, entry.gate);
     } else {
       this.#count(outcome);
       run.settleFinal(outcome);
@@ -539,7 +533,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
         entry.leaveGate = undefined;
         this.#enqueue(run);
       },
-      rateLimit: (child, report) => this.#gates?.report(this.#profileGates.get(child.profile.key) ?? DEFAULT_GATE, child.run.id, report),
+      rateLimit: (child, report) => this.#gates?.report(child.gate, child.run.id, report),
       changed: () => this.#updateRegistration(),
       slotWanted: () => this.#runsWaitingForSlots > 0,
     };
@@ -551,38 +545,6 @@ function rootOf(run: PooledRun): PooledRun {
   let root = run;
   while (root.retryOf !== undefined) root = root.retryOf;
   return root;
-}
-
-function checkConcurrency(value: unknown): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError('concurrency must be an integer >= 1');
-  }
-}
-
-/** The pool's budget: `total` and `perRun` limits checked (per-run limits given once: here or in `defaults.budget`). */
-function checkPoolBudget(budget: unknown, defaultBudget: Budget | undefined): { total?: BudgetLimits; perRun?: BudgetLimits } {
-  if (budget === undefined) return {};
-  if (typeof budget !== 'object' || budget === null) throw new TypeError('options.budget must be an object: { total, perRun }');
-  const { total, perRun, ...rest } = budget as { total?: unknown; perRun?: unknown };
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new TypeError(`options.budget.${unknown} is not a pool budget field: give total (the pool's runs together) and perRun (each run)`);
-  if (perRun !== undefined && defaultBudget !== undefined) throw new TypeError('give per-run limits once: options.budget.perRun or options.defaults.budget');
-  const checked: { total?: BudgetLimits; perRun?: BudgetLimits } = {};
-  if (total !== undefined) checked.total = total as BudgetLimits;
-  if (perRun !== undefined) checked.perRun = checkLimits(perRun, 'options.budget.perRun');
-  return checked;
-}
-
-/** `options` over `defaults`, key by key; `env` variable by variable, `budget` limit by limit. The pool decides parent-signal handling. */
-function mergeOptions(defaults: Partial<RunOptions>, options: Partial<RunOptions>, signals: boolean): RunOptions {
-  const merged: Partial<RunOptions> = { ...defaults };
-  for (const [key, value] of Object.entries(options)) {
-    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
-  }
-  if (defaults.env !== undefined || options.env !== undefined) merged.env = { ...defaults.env, ...options.env };
-  if (defaults.budget !== undefined && options.budget !== undefined) merged.budget = { ...defaults.budget, ...options.budget };
-  merged.handleParentSignals = signals;
-  return merged as RunOptions;
 }
 
 /** Stops a running run as a shutdown `mode` asks. */

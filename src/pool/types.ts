@@ -224,7 +224,7 @@ export interface SupervisorEvents {
    * or their `idleMs` closes them).
    */
   idle: () => void;
-  /** A rate-limit gate shut, moved its time, stepped its reopening, or opened (`state: 'open'`). */
+  /** A rate-limit gate shut, moved its time, stepped its reopening, opened (`state: 'open'`), or a run began or stopped waiting at it. */
   'rate-limit': (gate: RateLimitGateState) => void;
 }
 

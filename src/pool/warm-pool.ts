@@ -28,6 +28,8 @@ export type WarmChildState = 'starting' | 'ready' | 'bound' | 'handed' | 'closin
 export interface WarmChild {
   readonly run: Run;
   readonly profile: StartProfile;
+  /** The rate-limit gate its news goes to before it is handed a task (its profile's runs'). */
+  readonly gate: string;
   state: WarmChildState;
   /** When it became ready and free (the longest idle is evicted first). */
   readyAt: number;
@@ -56,6 +58,7 @@ export interface WarmHost {
 /** One profile's children, its queued starts and its failures. */
 interface Warmth {
   readonly profile: StartProfile;
+  gate: string;
   readonly children: Set<WarmChild>;
   /** Starts queued for a slot. */
   queued: number;
@@ -89,13 +92,17 @@ export class WarmPool {
     return this.#live;
   }
 
-  /** A run of `profile` was asked for: it gets `size` children, started as slots free up behind the queued runs. */
-  fill(profile: StartProfile): void {
+  /**
+   * A run of `profile` was asked for: it gets `size` children, started as slots free up behind the queued runs;
+   * their rate-limit news goes to `gate` (the run's).
+   */
+  fill(profile: StartProfile, gate: string): void {
     let warmth = this.#profiles.get(profile.key);
     if (warmth === undefined) {
-      warmth = { profile, children: new Set(), queued: 0, failures: 0, backoff: undefined, refused: false };
+      warmth = { profile, gate, children: new Set(), queued: 0, failures: 0, backoff: undefined, refused: false };
       this.#profiles.set(profile.key, warmth);
     }
+    warmth.gate = gate;
     this.#topUp(warmth);
   }
 
@@ -186,7 +193,7 @@ export class WarmPool {
       void run.terminate('not warmable');
       return run.outcome.then(() => undefined);
     }
-    const child: WarmChild = { run, profile: warmth.profile, state: 'starting', readyAt: 0 };
+    const child: WarmChild = { run, profile: warmth.profile, gate: warmth.gate, state: 'starting', readyAt: 0 };
     warmth.children.add(child);
     this.#live++;
     const onState = (state: RunHandleState) => {
@@ -257,6 +264,8 @@ export class WarmPool {
       if (child.state === 'bound') this.#host.lost(child);
       this.#replace(warmth);
     }
+    // A profile nobody asks for any more (its children closed idle) is forgotten; one refused stays refused.
+    if (warmth.children.size === 0 && warmth.queued === 0 && warmth.backoff === undefined && !warmth.refused) this.#profiles.delete(warmth.profile.key);
     this.#host.changed();
     if (this.#live === 0) for (const resolve of this.#goneWaiters.splice(0)) resolve();
   }

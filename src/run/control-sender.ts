@@ -97,7 +97,8 @@ export class ControlSender {
     if (sent.kind === 'broken') hooks.broken(sent.reason);
     if (sent.kind !== 'sent') return undefined;
     const ack = hooks.ledger.awaitAck(sent.ref, 'prompt', 'task', hooks.ackTimeoutMs);
-    this.#wrote({ type: 'prompt', text }, sent.ref, 'task');
+    // Told as the task written at launch is: the handle that relays this run listens from the hand-off's return.
+    this.taskWritten(text, sent.ref);
     hooks.written();
     return ack;
   }

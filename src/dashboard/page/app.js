@@ -99,6 +99,19 @@
     }
   }
 
+  /** One line per rate-limit gate that is not open: shut until when, or reopening, and what shut it. */
+  function renderGates(gates) {
+    const node = $('gates');
+    node.hidden = gates.length === 0;
+    node.textContent = gates
+      .map((gate) => {
+        const when = gate.state === 'shut' ? `shut until ${new Date(gate.until).toLocaleTimeString()}` : `reopening, ${gate.allowance} may start now`;
+        const why = gate.reason === '' ? '' : ` (${gate.reason})`;
+        return `rate-limited: ${gate.key} ${when}, ${gate.waiting} waiting${why}`;
+      })
+      .join(' · ');
+  }
+
   function connection(state) {
     const node = $('connection');
     node.className = `connection ${state}`;
@@ -118,12 +131,14 @@
     for (const id of [...rows.keys()]) if (!snapshot.rows.some((row) => row.id === id)) removeRow(id);
     for (const row of snapshot.rows) renderRow(row);
     renderCounts(snapshot.counts);
+    renderGates(snapshot.gates);
   });
   board.addEventListener('rows', (message) => {
     const change = JSON.parse(message.data);
     for (const row of change.rows) renderRow(row);
     for (const id of change.removed) removeRow(id);
     renderCounts(change.counts);
+    renderGates(change.gates);
   });
 
   // Live runs' elapsed time, every second.

@@ -87,9 +87,13 @@ describe('task lines', () => {
       ['--tasks', 'f', '--parallel', '0', '--', 'x'],
       ['--tasks', 'f', '--parallel', 'two', '--', 'x'],
       ['--tasks', '', '--', 'x'],
+      ['--warm', '2', '--task', 't', '--', 'x'],
+      ['--tasks', 'f', '--warm', '-1', '--', 'x'],
+      ['--tasks', 'f', '--warm', 'many', '--', 'x'],
     ]) {
       expect(() => parseCommandLine(argv), argv.join(' ')).toThrow();
     }
+    expect(parseCommandLine(['--tasks', 'f', '--warm', '2', '--', 'x'])).toMatchObject({ options: { warm: 2 } });
   });
 });
 
@@ -167,6 +171,35 @@ describe('supervise --tasks', () => {
     expect(jsonLines(result.stdout)).toHaveLength(6);
     expect(max).toBe(2);
     expect(seen.size).toBe(6);
+  });
+
+  it('--warm: the tasks go to children already waiting, the live trees stay within --parallel, nothing is left', async () => {
+    const file = tasksFile(Array.from({ length: 6 }, (_, index) => `"task ${index}"`));
+    const sampler = sampleLiveTrees(new Set([kit.token]));
+    const result = await runMainWithEnv(ENV, ['--tasks', file, '--parallel', '2', '--warm', '2', ...COMMAND]);
+    const { max } = sampler.stop();
+    expect(result.code).toBe(0);
+    expect(jsonLines(result.stdout).map((line) => line['finalText']).sort()).toEqual(Array.from({ length: 6 }, (_, index) => `task ${index}`));
+    expect(max).toBeLessThanOrEqual(2);
+    expect(result.stderr).toMatch(/^supervise: 6 tasks: 6 done, 0 failed/);
+    expect(await waitUntilGone(() => liveFakeProcesses(kit.token), 5_000)).toEqual([]);
+  });
+
+  it("a provider's rate limit reported by a task holds the next ones, and stderr says until when", async () => {
+    const refused = 'HTTP 429: {"type":"error","error":{"type":"rate_limit_error"}}';
+    const limited: Scenario = { name: 'provider-429', turns: [{ steps: [{ error: refused }], answer: `[error] ${refused}`, stopReason: 'error' }] };
+    const file = tasksFile([taskLine('first', 'refused', limited), ...Array.from({ length: 3 }, (_, index) => taskLine(index, `held ${index}`))]);
+    const run = startCli(['--tasks', file, '--parallel', '1', '--grace', '300ms', ...COMMAND], { env: ENV });
+    await waitForStderr(run, (stderr) => stderr.includes('rate-limited'));
+    expect(run.stderrSoFar()).toMatch(/supervise: rate-limited \(HTTP 429 error from run [\w-]+\): no task starts before \d\d:\d\d:\d\d\n/);
+    run.process.kill('SIGINT');
+    const result = await run.result;
+    expect(result.code).toBe(130);
+    const lines = jsonLines(result.stdout);
+    expect(lines.find((line) => line['id'] === 'first')).toMatchObject({ status: 'done' });
+    // Held at the gate: never started.
+    expect(lines.filter((line) => line['id'] !== 'first').every((line) => line['status'] === 'cancelled' && line['turns'] === 0)).toBe(true);
+    expect(await waitUntilGone(() => liveFakeProcesses(kit.token), 5_000)).toEqual([]);
   });
 
   it('SIGINT once: starts no more tasks, cancels the running ones, one line per task, exit 130', async () => {

@@ -6,6 +6,7 @@ import { createInMemoryRun } from '../../../src/testing/index.js';
 import type { InMemoryChild } from '../../../src/testing/index.js';
 import { call, control, readEvents } from '../../helpers/dashboard-client.js';
 import { play } from '../../helpers/memory-children.js';
+import { manualClock, memoryStart } from '../../helpers/in-memory-pool.js';
 
 const SECRET = 'sk-very-secret-0123456789';
 
@@ -180,6 +181,27 @@ describe('feeds and controls', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const rows = (JSON.parse((await call(dash.url, '/api/board')).body) as { rows: Array<{ id: string }> }).rows;
     expect(rows.map((row) => row.id)).toEqual(runs.slice(2).map((run) => run.id));
+  });
+});
+
+describe('rate limits', () => {
+  it("shows a pool's gate that is not open, and takes it away once it opens", async () => {
+    const time = manualClock();
+    const fake = memoryStart({ script: (task) => (task === 'limit' ? { rateLimit: { status: 'limited', nativeType: 'system/api_retry', httpStatus: 429, retryAfterMs: 4000 } } : {}) });
+    sup = createSupervisor({ concurrency: 1, start: fake.start, handleParentSignals: false, clock: time.clock, rateLimit: { rampMs: 100 } });
+    dash = await sup.serveDashboard();
+    const board = readEvents(dash.url, '/api/stream');
+    expect((await board.waitFor((event) => event.event === 'snapshot')).data).toMatchObject({ gates: [] });
+    const limiting = sup.spawn({ task: 'limit' });
+    await limiting.outcome;
+    sup.spawn({ task: 'waits' });
+    const shut = await board.waitFor((event) => event.event === 'rows' && (event.data as { gates: Array<{ waiting: number }> }).gates.some((gate) => gate.waiting === 1));
+    expect((shut.data as { gates: unknown[] }).gates).toEqual([
+      { key: 'default', state: 'shut', until: time.now() + 4000, allowance: null, waiting: 1, reason: `HTTP 429 system/api_retry from run ${limiting.id}` },
+    ]);
+    expect(JSON.parse((await call(dash.url, '/api/board')).body)).toMatchObject({ gates: [{ key: 'default', state: 'shut' }] });
+    time.advance(4000);
+    await board.waitFor((event) => event.event === 'rows' && (event.data as { gates: unknown[] }).gates.length === 0);
   });
 });
 

@@ -208,7 +208,7 @@ describe('the queue', () => {
     expect((await runs[0]!.outcome).finalText).toBe('default task');
     expect((await runs[1]!.outcome).finalText).toBe('own task');
     expect((await runs[2]!.outcome).errorCode).toBe('spawn-failed');
-    expect(sup.counts).toEqual({ queued: 0, running: 0, done: 2, failed: 2, timedOut: 0, cancelled: 0, retried: 0 });
+    expect(sup.counts).toEqual({ queued: 0, running: 0, done: 2, failed: 2, timedOut: 0, cancelled: 0, retried: 0, warm: 0 });
     await sup.shutdown();
   });
 

@@ -38,7 +38,7 @@ describe('sup.shutdown()', () => {
     expect(liveFakeProcesses(echo.child.token)).toEqual([]);
     for (const run of running) expect((await run.outcome).status).toBe('done');
     for (const run of queued) expect(await run.outcome).toMatchObject({ status: 'cancelled', errorCode: 'aborted', spawnFailed: false });
-    expect(counts).toEqual({ queued: 0, running: 0, done: 2, failed: 0, timedOut: 0, cancelled: 2, retried: 0 });
+    expect(counts).toEqual({ queued: 0, running: 0, done: 2, failed: 0, timedOut: 0, cancelled: 2, retried: 0, warm: 0 });
     expect(sup.closed).toBe(true);
     expect(() => sup.spawn({ task: 'late' })).toThrow(SupervisorClosedError);
   });

@@ -78,7 +78,7 @@ describe('createSupervisor: live process trees never exceed concurrency', () => 
       if (code !== undefined) expect(outcome.errorCode).toBe(code);
       if (code === 'deadline') expect(outcome.escalated).toBe(true);
     }
-    expect(sup.counts).toEqual({ queued: 0, running: 0, done: 5, failed: 5, timedOut: 2, cancelled: 0, retried: 0 });
+    expect(sup.counts).toEqual({ queued: 0, running: 0, done: 5, failed: 5, timedOut: 2, cancelled: 0, retried: 0, warm: 0 });
     await sup.shutdown();
   });
 
