@@ -1,7 +1,7 @@
 // The real codex app-server (the pinned 0.169.0 in .agents/) through every cell against fakeModel: each with the invariants
 // of every protocol (one outcome within the bound, the last event one exit equal to it, no process of the tree left).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,21 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
 import type { ApprovalRequest, RateLimitFields, Run } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
-import { ANSWER, codexOptions, commandOf, definedOf, expectTreeGone, finishRun, openCodexCell, streamed, taggedProcesses, THINKING, until } from '../helpers/codex-cells.js';
-import type { CodexCell } from '../helpers/codex-cells.js';
+import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
+import type { AgentHarness } from '../helpers/agent-harness.js';
+import { ANSWER, codexOptions, definedOf, expectTreeGone, finishRun, openCodexCell, runs, streamed, THINKING, until } from '../helpers/codex-cells.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PARENT = join(ROOT, 'test', 'helpers', 'codex-parent.mjs');
 const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
 
-/** Opens a cell, runs `body`, and closes the model (the HOME with it) whatever happens. */
-async function inCell(turns: Parameters<typeof openCodexCell>[0], body: (cell: CodexCell) => Promise<void>): Promise<void> {
-  const cell = await openCodexCell(turns);
-  try {
-    await body(cell);
-  } finally {
-    await cell.close();
-  }
+/** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
+async function inCell(turns: Parameters<typeof openCodexCell>[0], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
+  await body(await openCodexCell(turns));
 }
 
 describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-server in .agents/)', () => {
@@ -95,7 +91,7 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
     await inCell([{ text: 'Sleeping.', shell: "sh -c 'sleep 60 & wait'" }, { text: 'never' }], async (cell) => {
       const run = spawnRun(codexOptions(cell, { task: 'Sleep', approve: () => true }));
       const ran = finishRun(cell, run);
-      await until(() => taggedProcesses(cell.tag).some((pid) => commandOf(pid).startsWith('sleep')), 60_000, 'the command sleeping');
+      await until(() => runs(cell, 'sleep'), 60_000, 'the command sleeping');
       await run.cancel();
       const { outcome } = await ran;
       expect(outcome.status).toBe('cancelled');
@@ -172,7 +168,7 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
       const options = codexOptions(cell, { task: 'Sleep' });
       const parent = spawn(process.execPath, [PARENT, JSON.stringify(options)], { env: { ...process.env, ...definedOf(cell.env) }, stdio: ['ignore', 'ignore', 'inherit'] });
       try {
-        await until(() => taggedProcesses(cell.tag).some((pid) => commandOf(pid).startsWith('sleep')), 60_000, 'the command sleeping');
+        await until(() => runs(cell, 'sleep'), 60_000, 'the command sleeping');
         parent.kill('SIGKILL');
         await new Promise((resolve) => parent.once('exit', resolve));
         await expectTreeGone(cell, 30_000);
@@ -185,7 +181,7 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
   it('supervise-pipeline: supervise --protocol codex prints the answer into a pipe and exits 0', async () => {
     await inCell([{ text: ANSWER }], async (cell) => {
       const script = `"$NODE" "$SUPERVISE" --protocol codex --task 'Say the answer' -- "$AGENT" | cat`;
-      const env: NodeJS.ProcessEnv = { ...process.env, ...definedOf(cell.env), NODE: process.execPath, SUPERVISE, AGENT: cell.binary };
+      const env: NodeJS.ProcessEnv = { ...process.env, ...definedOf(cell.env), NODE: process.execPath, SUPERVISE, AGENT: cell.command };
       for (const [key, value] of Object.entries(cell.env)) if (value === undefined) delete env[key];
       const shell = spawn('/bin/sh', ['-c', script], { cwd: cell.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -255,5 +251,27 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
         rmSync(journals, { recursive: true, force: true });
       }
     });
+  });
+
+  it('trace: with an OpenTelemetry SDK the run has its span, and codex its context in TRACEPARENT', async () => {
+    const telemetry = installTelemetry({ metrics: false });
+    try {
+      await inCell([{ text: ANSWER }], async (cell) => {
+        const run = spawnRun(codexOptions(cell, { task: 'Say the answer', keepAlive: true }));
+        let environ = '';
+        run.on('event', (event) => {
+          if (event.type !== 'turn-complete') return;
+          environ = readFileSync(`/proc/${run.pid!}/environ`, 'utf8');
+          void run.close();
+        });
+        const { outcome } = await finishRun(cell, run);
+        expect(outcome.status).toBe('done');
+        const [span] = telemetry.named('invoke_agent');
+        expect(environ.split('\0')).toContain(`TRACEPARENT=${traceparentOf(span!)}`);
+        expect(span!.attributes).toMatchObject({ 'subvisor.protocol': 'codex' });
+      });
+    } finally {
+      await telemetry.uninstall();
+    }
   });
 });

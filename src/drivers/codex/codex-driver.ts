@@ -78,9 +78,7 @@ class CodexDriver implements Driver {
   }
 
   send(control: Control): SendOutcome {
-    const verdict = this.#session.send(control);
-    answerAfterReturn(this.#context.sink, verdict);
-    return { kind: 'sent', ref: verdict.ref };
+    return answerAfterReturn(this.#context.sink, this.#session.send(control));
   }
 
   resume(): void {

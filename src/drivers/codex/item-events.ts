@@ -2,7 +2,7 @@
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { withExtras } from '../shared/event-drafts.js';
-import type { TypedFrame } from '../shared/event-drafts.js';
+import type { TypedFrame } from '../shared/json-line.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 
 /** A thread item as checked (`type` and `id` are strings). */
