@@ -7,6 +7,7 @@ import type { OutcomeErrorCode } from '../../protocol/outcome.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import { JsonRpcPeer } from '../shared/jsonrpc/peer.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
+import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
 import type { ChildEnd, ControlVerdict } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { threadIdOf } from './messages.js';
@@ -16,10 +17,6 @@ import { CodexRequests } from './server-requests.js';
 import type { CodexFacts, CodexIo } from './session-io.js';
 import type { HeldInput } from './turn-record.js';
 import { CodexTurns } from './turns.js';
-
-/** The text of the last turn `finalize` starts when the caller gives no note. */
-export const CODEX_FINALIZE_PROMPT =
-  'Stop working on the task now. Do not call any more tools: reply with your final answer, summarising what was done and what is left.';
 
 export interface CodexSessionOptions {
   /** The protocol's registered name, which `approve` sees as `request.protocol`. */
@@ -72,7 +69,7 @@ export class CodexSession {
   #held: HeldInput[] = [];
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
-  #finalNote = CODEX_FINALIZE_PROMPT;
+  #finalNote = FINALIZE_PROMPT;
   #cancelled = false;
   #inputEnded = false;
 
@@ -208,13 +205,13 @@ export class CodexSession {
         },
         'start-final-turn': () => {
           this.#finalize = 'final-turn';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#turns.start({ ref: undefined, kind: 'final', text: this.#finalNote });
           return accepted;
         },
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#dropHeld('the run is finalizing');
           this.#turns.interrupt();
           return accepted;
@@ -334,6 +331,3 @@ function pick(object: JsonObject, names: readonly string[]): JsonObject {
   return picked;
 }
 
-function noteOf(control: Control): string {
-  return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : CODEX_FINALIZE_PROMPT;
-}

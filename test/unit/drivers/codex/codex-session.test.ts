@@ -1,6 +1,6 @@
 // Unit tests of the Codex session: the handshake, turns, steers, follow-ups, cancel, finalize, failures and the end, from lines shaped like codex 0.169.0 app-server's.
 import { describe, expect, it } from 'vitest';
-import { CODEX_FINALIZE_PROMPT } from '../../../../src/drivers/codex/codex-session.js';
+import { FINALIZE_PROMPT } from '../../../../src/drivers/shared/session.js';
 import { configOverrides } from '../../../../src/drivers/codex/requests-out.js';
 import { codexHarness, handshake, honestTurn, itemParams, THREAD, tokenUsage, TURN, TURN_2, turnAnswer, turnCompleted } from '../../../helpers/codex-session.js';
 
@@ -335,7 +335,7 @@ describe('CodexSession: cancel, close, finalize, the end', () => {
     expect(f.last()).toEqual({ id: 4, method: 'turn/interrupt', params: { threadId: THREAD, turnId: TURN } });
     f.line({ id: 4, result: {} });
     f.notify('turn/completed', turnCompleted('interrupted'));
-    expect(f.last()).toMatchObject({ id: 5, method: 'turn/start', params: { input: [{ type: 'text', text: CODEX_FINALIZE_PROMPT, text_elements: [] }] } });
+    expect(f.last()).toMatchObject({ id: 5, method: 'turn/start', params: { input: [{ type: 'text', text: FINALIZE_PROMPT, text_elements: [] }] } });
     f.line(turnAnswer(5, TURN_2));
     f.notify('turn/completed', turnCompleted('completed', { turnId: TURN_2, text: 'what was done' }));
     expect(f.inputEnded).toBe(true);
