@@ -25,7 +25,10 @@ async function inCell(turns: Parameters<typeof openCodexCell>[0], body: (cell: A
 describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-server in .agents/)', () => {
   it('honest: the answer, the thread id as session id, token usage and no cost; no secret in what the caller sees', async () => {
     await inCell([{ text: ANSWER }], async (cell) => {
+      const config = readFileSync(cell.setup.files[0]!, 'utf8');
       const { events, outcome } = await finishRun(cell, spawnRun(codexOptions(cell, { task: 'Say the answer' })));
+      // The app-server README says thread/start marks the project trusted in config.toml: 0.169.0 does not.
+      expect(readFileSync(cell.setup.files[0]!, 'utf8')).toBe(config);
       expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER, turns: 1, protocol: 'codex', model: 'fake-model' });
       expect(outcome.sessionId).toMatch(/^[0-9a-f-]{36}$/);
       expect(outcome.usage?.inputTokens).toBeGreaterThan(0);
