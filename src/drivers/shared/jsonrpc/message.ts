@@ -6,6 +6,14 @@ import type { FrameRejection } from '../json-line.js';
 /** A request id: a number or a string (Codex's server requests count 0, 1...; ACP agents use numbers). */
 export type JsonRpcId = number | string;
 
+/**
+ * The name of a request id inside subvisor (a request desk's key): its JSON, so `1` and `"1"` stay two
+ * requests; a peer's cancel (`serverRequest/resolved {requestId}`, `$/cancel_request {requestId}`) names it the same way.
+ */
+export function requestKey(id: JsonRpcId): string {
+  return JSON.stringify(id);
+}
+
 /** A JSON-RPC error object: `code`, `message`, optional `data`. */
 export interface JsonRpcError {
   code: number;

@@ -5,7 +5,7 @@ import type { FrameRejection } from '../json-line.js';
 import { PendingRequests } from '../pending-requests.js';
 import type { PendingFailure, SetTimer } from '../pending-requests.js';
 import type { StdioLines } from '../stdio/channel.js';
-import { classify, JSON_RPC_ERRORS, notificationMessage, requestMessage, responseMessage } from './message.js';
+import { classify, JSON_RPC_ERRORS, notificationMessage, requestKey, requestMessage, responseMessage } from './message.js';
 import type { JsonRpcError, JsonRpcId } from './message.js';
 
 /** Why one of this side's requests got no result: the peer's error, or the correlator's (closed, timed out, failed). */
@@ -20,6 +20,8 @@ export interface ResponseHandlers {
 /** The answer to one request of the peer's: exactly one of `result` and `error`; later calls are ignored (false). */
 export interface Reply {
   readonly id: JsonRpcId;
+  /** The id as a request desk's key ({@link requestKey}). */
+  readonly key: string;
   readonly method: string;
   /** True once answered. */
   readonly answered: boolean;
@@ -206,6 +208,7 @@ export class JsonRpcPeer {
     };
     return {
       id,
+      key: requestKey(id),
       method,
       get answered() {
         return answered;

@@ -154,10 +154,12 @@ describe('JsonRpcPeer: this side\'s requests', () => {
 describe('JsonRpcPeer: the peer\'s requests and notifications', () => {
   it('dispatches by method; the handler answers now or later, once; ids may be 0 or strings', () => {
     const later: Array<(value: JsonValue) => boolean> = [];
+    const keys: string[] = [];
     const { sent, line } = peer({
       requests: {
-        'session/request_permission': (params, reply) => void later.push((value) => reply.result(value)),
+        'session/request_permission': (_params, reply) => void (keys.push(reply.key), later.push((value) => reply.result(value))),
         ping: (_params, reply) => {
+          expect([reply.key, reply.method]).toEqual(['0', 'ping']);
           reply.result({ pong: true });
           expect(reply.answered).toBe(true);
           expect(reply.error({ code: 1, message: 'twice' })).toBe(false);
@@ -166,6 +168,7 @@ describe('JsonRpcPeer: the peer\'s requests and notifications', () => {
     });
     line({ id: 0, method: 'ping' });
     line({ jsonrpc: '2.0', id: 'perm-1', method: 'session/request_permission', params: { options: [] } });
+    expect(keys).toEqual(['"perm-1"']);
     expect(sent).toEqual([{ jsonrpc: '2.0', id: 0, result: { pong: true } }]);
     expect(later[0]!({ outcome: { outcome: 'cancelled' } })).toBe(true);
     expect(later[0]!({ again: true })).toBe(false);
@@ -234,7 +237,7 @@ describe('JsonRpcPeer over a linked stdio pair', () => {
         requests: {
           'session/request_permission': (params, reply) =>
             void desk.add({
-              key: String(reply.id),
+              key: reply.key,
               ask: () => Promise.resolve('allow'),
               accept: (value) => ({ answer: value as string }),
               respond: (answer) => void reply.result({ outcome: { outcome: 'selected', optionId: answer ?? 'reject' } }),
