@@ -3,6 +3,7 @@ import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, FileChangeEntry, QuestionRequest } from '../../protocol/requests.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
+import { requestKey } from '../shared/jsonrpc/message.js';
 import type { JsonRpcId } from '../shared/jsonrpc/message.js';
 import type { Reply, RequestHandler } from '../shared/jsonrpc/peer.js';
 import { RequestDesk } from '../shared/request-desk.js';
@@ -77,7 +78,7 @@ export class CodexRequests {
 
   /** `serverRequest/resolved {requestId}`: true when it withdrew a request not answered yet. */
   resolved(requestId: JsonValue | undefined): boolean {
-    return isId(requestId) && this.#desk.withdraw(keyOf(requestId));
+    return isId(requestId) && this.#desk.withdraw(requestKey(requestId));
   }
 
   /** The run is ending: every open request gets its safe default now (`cancel` for approvals), as do later ones. */
@@ -93,7 +94,7 @@ export class CodexRequests {
       reply.result(pending.body(answer, decidedBy));
       this.#answered(reply, pending, answer, decidedBy, error);
     };
-    const request: DeskRequest<Answer> = { key: keyOf(reply.id), ask: undefined, accept: () => ({ answer: undefined }), respond, withdrawn: () => this.#withdrawn(reply) };
+    const request: DeskRequest<Answer> = { key: reply.key, ask: undefined, accept: () => ({ answer: undefined }), respond, withdrawn: () => this.#withdrawn(reply) };
     if (approval !== undefined) {
       const approve = this.#options.approve;
       this.#desk.add({ ...request, ask: approve === undefined ? undefined : () => approve(approval), accept: (value) => acceptApproval(approval, value) });
@@ -224,9 +225,4 @@ function objectOf(params: JsonValue | undefined): JsonObject {
 
 function isId(value: JsonValue | undefined): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
-}
-
-/** The desk's key of a JSON-RPC id (`1` and `"1"` differ). */
-function keyOf(id: JsonRpcId): string {
-  return typeof id === 'number' ? `#${id}` : `"${id}"`;
 }
