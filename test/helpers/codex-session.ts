@@ -3,33 +3,13 @@ import { CodexSession } from '../../src/drivers/codex/codex-session.js';
 import type { CodexSessionOptions } from '../../src/drivers/codex/codex-session.js';
 import type { CodexFacts } from '../../src/drivers/codex/session-io.js';
 import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
-import type { SetTimer } from '../../src/drivers/shared/pending-requests.js';
 import type { RateLimitFields } from '../../src/protocol/index.js';
 import type { JsonObject } from '../../src/wire/index.js';
+import { manualTimers } from './manual-timers.js';
 
 export const THREAD = '01a24e06-93a6-7150-841c-7303a11e7d88';
 export const TURN = '01a24e06-9451-7000-8000-000000000001';
 export const TURN_2 = '01a24e06-9451-7000-8000-000000000002';
-
-/** A clock whose timers fire when the test says. */
-function manualTimers() {
-  let now = 0;
-  const timers = new Set<{ at: number; fn: () => void }>();
-  const setTimer: SetTimer = (fn, ms) => {
-    const timer = { at: now + ms, fn };
-    timers.add(timer);
-    return { clear: () => void timers.delete(timer) };
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const timer of [...timers].sort((a, b) => a.at - b.at)) {
-      if (timer.at > now || !timers.has(timer)) continue;
-      timers.delete(timer);
-      timer.fn();
-    }
-  };
-  return { setTimer, advance, get live() { return timers.size; } };
-}
 
 /** Everything a session reported, in order (`log`), and what it wrote. */
 export function codexHarness(options: Partial<CodexSessionOptions> = {}) {

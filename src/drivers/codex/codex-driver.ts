@@ -3,10 +3,10 @@ import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
 import { packageVersion } from '../../text/package-version.js';
 import { EventStamper } from '../shared/envelope.js';
-import { nodeTimer } from '../shared/pending-requests.js';
 import { rejectedEvent } from '../shared/rejected.js';
 import { answerAfterReturn, forwardFacts } from '../shared/session.js';
 import { StdioChannel } from '../shared/stdio/channel.js';
+import { TimerSet } from '../shared/timer-set.js';
 import { CodexSession } from './codex-session.js';
 import type { CodexFacts } from './session-io.js';
 
@@ -24,7 +24,7 @@ class CodexDriver implements Driver {
   readonly #session: CodexSession;
   readonly #channel: StdioChannel;
   readonly #stamper: EventStamper;
-  readonly #timers = new Set<{ clear(): void }>();
+  readonly #timers = new TimerSet();
   /** The seq of the last event published: rate-limit news shares the seq of the event of its notification. */
   #seq = 0;
 
@@ -43,7 +43,7 @@ class CodexDriver implements Driver {
       {
         send: (message) => this.#channel.write(message),
         endInput: () => this.#channel.endInput(),
-        setTimer: (fn, ms) => this.#timer(fn, ms),
+        setTimer: this.#timers.set,
       },
       this.#facts(),
       {
@@ -91,12 +91,12 @@ class CodexDriver implements Driver {
     if (unterminated !== undefined && unterminated !== '') this.#session.lines.line(unterminated, 0);
     const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
     if (end !== undefined && exit?.spawnFailed !== true) this.#context.sink.exit(end);
-    this.#clearTimers();
+    this.#timers.clear();
   }
 
   dispose(): void {
     this.#session.dispose();
-    this.#clearTimers();
+    this.#timers.clear();
     this.#channel.dispose();
   }
 
@@ -110,24 +110,7 @@ class CodexDriver implements Driver {
     };
   }
 
-  #timer(fn: () => void, ms: number): { clear(): void } {
-    const timer = nodeTimer(() => {
-      this.#timers.delete(timer);
-      fn();
-    }, ms);
-    this.#timers.add(timer);
-    return {
-      clear: () => {
-        timer.clear();
-        this.#timers.delete(timer);
-      },
-    };
-  }
 
-  #clearTimers(): void {
-    for (const timer of this.#timers) timer.clear();
-    this.#timers.clear();
-  }
 }
 
 /**
