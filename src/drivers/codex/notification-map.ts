@@ -59,7 +59,9 @@ export class NotificationMap {
     const params = read.params;
     const threadId = stringField(params, 'threadId');
     const ours = this.#host.threadId();
-    if (threadId !== undefined && ours !== undefined && threadId !== ours) return this.#notice(method, params, 'of another thread (a sub-agent)');
+    // A sub-agent's requests come to this desk too: their withdrawal is heard whatever the thread.
+    const mine = threadId === undefined || ours === undefined || threadId === ours || method === 'serverRequest/resolved';
+    if (!mine) return this.#notice(method, params, 'of another thread (a sub-agent)');
     switch (method) {
       case 'item/agentMessage/delta':
         return this.#delta('assistant-text-delta', params);

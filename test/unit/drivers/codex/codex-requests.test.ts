@@ -70,7 +70,8 @@ describe('Codex approvals', () => {
     const w = running({ approve: () => new Promise<boolean>((resolve) => (release = resolve)) });
     commandApproval(w);
     w.notify('turn/completed', { threadId: THREAD, turn: { id: TURN, items: [], status: 'interrupted', error: null } });
-    w.notify('serverRequest/resolved', { threadId: THREAD, requestId: 0 });
+    // A sub-agent's thread names the request it withdraws: it is withdrawn all the same.
+    w.notify('serverRequest/resolved', { threadId: 'a-sub-agent-thread', requestId: 0 });
     release(true);
     await flush();
     expect(w.sent.some((message) => message['id'] === 0 && 'result' in message)).toBe(false);
