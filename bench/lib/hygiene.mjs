@@ -13,9 +13,9 @@ function readProc(pid, file) {
   }
 }
 
-/** Live (non-zombie) processes, other than this one, whose environment carries `tag`. */
-export function taggedProcesses(tag) {
-  const needle = `${TAG_VARIABLE}=${tag}`;
+/** Live (non-zombie) processes, other than this one, whose environment carries `tag` (in `variable`, default the run's tag). */
+export function taggedProcesses(tag, variable = TAG_VARIABLE) {
+  const needle = `${variable}=${tag}`;
   const found = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;

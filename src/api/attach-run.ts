@@ -52,7 +52,7 @@ const ATTACH_KEYS = Object.keys({
 
 /** spawnRun's options that belong to the run, not to a parent: a re-attaching parent cannot change them. */
 const RUN_KEPT_KEYS = new Set([
-  'protocol', 'command', 'args', 'task', 'cwd', 'env', 'timeoutMs', 'deadline', 'killGraceMs', 'finalizeGraceMs', 'readyTimeoutMs',
+  'protocol', 'command', 'args', 'task', 'resume', 'cwd', 'env', 'timeoutMs', 'deadline', 'killGraceMs', 'finalizeGraceMs', 'readyTimeoutMs',
   'stallTimeoutMs', 'requestTimeoutMs', 'keepAlive', 'maxFinalTextBytes', 'outputTailBytes', 'durable', 'keepFiles', 'budget', 'outputSchema',
 ]);
 

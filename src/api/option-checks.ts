@@ -46,6 +46,7 @@ const OPTION_KEYS = Object.keys({
   outputTailBytes: true,
   url: true,
   mewTagCase: true,
+  resume: true,
   tracing: true,
   limits: true,
   sandbox: true,

@@ -23,8 +23,11 @@ export interface RunOptions<T = unknown> {
    * {@link RunEvent} types and the same {@link Outcome}.
    */
   protocol?: ProtocolName;
-  /** The program to start. Never run through a shell: arguments are passed as they are. */
-  command: string;
+  /**
+   * The program to start. Never run through a shell: arguments are passed as they are. Required, except for a
+   * protocol that names its agent's program (`codex`: `codex` on `PATH`).
+   */
+  command?: string;
   /** Arguments of `command`. */
   args?: readonly string[];
   /**
@@ -33,6 +36,12 @@ export interface RunOptions<T = unknown> {
    * `keepAlive: false` that means it is closed right away.
    */
   task?: string;
+  /**
+   * `protocol: 'codex'`: resume this conversation of the agent's own (Codex's thread id, `outcome.sessionId` of an
+   * earlier run with the same `CODEX_HOME`) instead of starting one; `task` is then its next prompt. A protocol
+   * that cannot resume one refuses it (TypeError).
+   */
+  resume?: string;
   /** The run id both sides agree on (`FEN_WIRE_RUN_ID`). Defaults to a random UUID. */
   runId?: string;
   /** Working directory of the child. Defaults to the parent's. */

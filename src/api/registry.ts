@@ -5,6 +5,7 @@ import { hepProtocol } from '../drivers/hep/hep-driver.js';
 import { fuseraftBridgeProtocol, fuseraftProtocol } from '../drivers/fuseraft/fuseraft-driver.js';
 import { fuseraftServeProtocol } from '../drivers/fuseraft/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
+import { codexProtocol } from '../drivers/codex/codex-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/protocol/driver.ts),
@@ -16,6 +17,7 @@ export const PROTOCOLS = {
   fuseraft: fuseraftProtocol,
   'fuseraft-bridge': fuseraftBridgeProtocol,
   mew: mewSpawnProtocol,
+  codex: codexProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */

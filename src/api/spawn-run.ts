@@ -123,7 +123,7 @@ export function checkRunOptions(options: RunOptions): void {
 export function resolveOptions(options: RunOptions, protocol?: Protocol): ResolvedRunOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnRun needs an options object');
   refuseUnknownKeys(options);
-  const { command } = options;
+  const command = options.command ?? protocol?.defaultCommand;
   if (typeof command !== 'string' || command === '') throw new TypeError('options.command must be a non-empty string');
   refuseNul('command', command);
   const args = options.args ?? [];
@@ -184,6 +184,7 @@ export function resolveOptions(options: RunOptions, protocol?: Protocol): Resolv
     command,
     args,
     task: output.task,
+    resume: resumeOf(options, protocol),
     outputSchema: output.outputSchema,
     ...resolveBudget(options.budget),
     runId,
@@ -245,6 +246,19 @@ function spawnedDaemon(options: RunOptions, protocol: Protocol | undefined): Res
     mewTagCase: tagCase(mewTagCase),
     ...CONNECT_DEFAULTS,
   };
+}
+
+/** `resume`: the agent's own conversation id, only for a protocol that resumes one. */
+function resumeOf(options: RunOptions, protocol: Protocol | undefined): string | undefined {
+  const { resume } = options;
+  if (resume === undefined) return undefined;
+  if (typeof resume !== 'string' || resume === '') throw new TypeError('options.resume must be a non-empty string');
+  refuseNul('resume', resume);
+  if (protocol !== undefined && protocol.resumes !== true) {
+    const resuming = Object.entries(PROTOCOLS).filter(([, known]) => (known as Protocol).resumes === true).map(([name]) => `'${name}'`);
+    throw new TypeError(`options.resume applies to protocol ${resuming.join(' or ')} only (a daemon's: connectRun({ resume }))`);
+  }
+  return resume;
 }
 
 /** `durable`: only for a protocol whose channel outlives the parent (which checks the rest, the run id among it). */

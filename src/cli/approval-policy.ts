@@ -83,6 +83,10 @@ export function describeRequest(request: ApprovalRequest): string {
     case 'goal_proposal':
       show('goal', request.objective);
       break;
+    case 'file_change':
+      for (const change of request.changes) show(change.kind, change.movePath === undefined ? change.path : `${change.path} -> ${change.movePath}`);
+      if (request.reason !== null) show('reason', request.reason);
+      break;
   }
   return lines.join('\n');
 }

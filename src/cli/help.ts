@@ -1,7 +1,4 @@
-// The --help text and the --version lookup.
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// The --help text.
 import { EXIT_CODE_HELP } from './exit-codes.js';
 
 /** Option rows of --help: the flag and its description lines, aligned into two columns. */
@@ -146,7 +143,10 @@ ${section('Protocol', [
     'fuseraft-bridge: fuseraft run --bridge -c CONFIG; the task is appended',
     'mew: a session on a mew daemon (WebSocket): --url and no command attaches',
     'to a running daemon; with a command, supervise starts the daemon first',
-    'fuseraft-serve: a task on a running fuseraft serve (--url or --socket, no command)'],
+    'fuseraft-serve: a task on a running fuseraft serve (--url or --socket, no command)',
+    'codex: Codex over JSON-RPC on stdio (-- codex; supervise adds app-server);',
+    'approvals come to --approve, -c approval_policy=/sandbox_mode= after codex override',
+    "subvisor's untrusted / workspace-write"],
   ['--url URL', "mew: the daemon's ws://HOST:PORT address; fuseraft-serve: ws://HOST:PORT/attach"],
   ['--socket PATH', "fuseraft-serve: the daemon's Unix socket instead of --url"],
   ['--token-file FILE', "fuseraft-serve: read the bearer token from FILE (there is no token flag:",
@@ -155,7 +155,7 @@ ${section('Protocol', [
   ['--session-id ID', 'mew: attach to this session instead of creating one;',
     'fuseraft-serve: re-attach to this task (with --client-id; no task)'],
   ['--mew-tag-case CASE', 'mew: snake_case (default, what mew speaks) or PascalCase tags'],
-  ['--approve MODE', "fuseraft's approval and mew's permission requests: never (default)",
+  ['--approve MODE', "fuseraft's, mew's and codex's approval requests: never (default)",
     'denies all; always-known approves the documented kinds, denies others; ask asks on the',
     'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
 ])}
@@ -208,18 +208,3 @@ Examples:
 `;
 }
 
-/** The version from subvisor's package.json, found by walking up from this file (it may sit in a chunk). */
-export function packageVersion(): string {
-  let directory = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (manifest.name === 'subvisor' && typeof manifest.version === 'string') return manifest.version;
-    } catch {
-      // no readable package.json here: keep walking up
-    }
-    const parent = dirname(directory);
-    if (parent === directory) return 'unknown';
-    directory = parent;
-  }
-}

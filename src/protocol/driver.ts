@@ -313,6 +313,13 @@ export interface Protocol {
   readonly durable?: boolean;
   /** Its child asks the parent to approve actions (fuseraft's approval requests, mew's permission requests): `approve` answers them. */
   readonly asksApproval?: boolean;
+  /** The program started when `RunOptions.command` is left out (an agent's own name on `PATH`, such as `codex`); absent: `command` is required. */
+  readonly defaultCommand?: string;
+  /**
+   * The agent resumes a conversation of its own by id (`RunOptions.resume`: Codex's thread id). Only such a
+   * protocol accepts `resume` from spawnRun; the driver reads it as `ResolvedRunOptions.resume`.
+   */
+  readonly resumes?: boolean;
   /** Checks the protocol's own option rules; throws TypeError/RangeError (spawnRun throws it synchronously). */
   validate(options: ResolvedRunOptions): void;
   create(context: DriverContext): Driver;

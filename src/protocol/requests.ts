@@ -9,7 +9,7 @@ export interface ApprovalBase {
   /**
    * Which protocol asked: the name the run was started with (`RunOptions.protocol`, `ConnectOptions.protocol`),
    * one of the registry's protocols that ask for approvals (`fuseraft`, `fuseraft-bridge`, `fuseraft-serve`,
-   * `mew` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
+   * `mew`, `codex` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
    * run's options, so a protocol added there needs no edit here.
    */
   protocol: string;
@@ -104,6 +104,25 @@ export interface GoalProposalApproval extends ApprovalBase {
   objective: string;
 }
 
+/** One file of a {@link FileChangeApproval}: its path and what the patch does to it (`add`, `delete`, `update`; `movePath` when an update moves it). */
+export interface FileChangeEntry {
+  path: string;
+  kind: string;
+  movePath?: string;
+  /** The change as a unified diff (untrusted); empty when the agent sent none. */
+  diff: string;
+}
+
+/** `file_change` (Codex's `item/fileChange/requestApproval`): the agent wants to apply a patch to `changes`. */
+export interface FileChangeApproval extends ApprovalBase {
+  kind: 'file_change';
+  known: true;
+  /** The files the patch touches, as the agent announced them before asking. */
+  changes: FileChangeEntry[];
+  /** Why the agent asks (extra write access, say), when it says; null otherwise. */
+  reason: string | null;
+}
+
 /**
  * A kind this version of subvisor does not know, or a known kind whose fields are not what seed 002
  * documents (a `shell_command` without a string `command` is not a request anyone can judge). Only
@@ -125,6 +144,7 @@ export type ApprovalRequest =
   | SubagentPermissionApproval
   | PlanApproval
   | GoalProposalApproval
+  | FileChangeApproval
   | UnknownApproval;
 
 /**

@@ -11,6 +11,8 @@ export interface ResolvedRunOptions {
   args: readonly string[];
   /** The first prompt, with `outputSchema`'s instructions appended. */
   task: string | undefined;
+  /** spawnRun: the agent's own conversation to resume (`RunOptions.resume`), for a protocol that `resumes`; undefined otherwise. */
+  resume: string | undefined;
   runId: string;
   cwd: string | undefined;
   env: Record<string, string>;

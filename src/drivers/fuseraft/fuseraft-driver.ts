@@ -4,9 +4,9 @@ import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
 import { BridgeSession } from './bridge-session.js';
 import { EventStamper } from '../shared/envelope.js';
 import type { FrameRejection } from '../shared/json-line.js';
-import { nodeTimer } from '../shared/pending-requests.js';
 import { rejectedEvent } from '../shared/rejected.js';
 import { StdioChannel } from '../shared/stdio/channel.js';
+import { TimerSet } from '../shared/timer-set.js';
 import { ReplSession } from './repl-session.js';
 import type { FuseraftIo, SessionFacts } from './session-io.js';
 import { answerAfterReturn, forwardFacts } from '../shared/session.js';
@@ -34,7 +34,7 @@ class FuseraftDriver implements Driver {
   readonly #session: ReplSession | BridgeSession;
   readonly #channel: StdioChannel;
   readonly #stamper: EventStamper;
-  readonly #timers = new Set<{ clear(): void }>();
+  readonly #timers = new TimerSet();
   #exitReported = false;
   #finished = false;
 
@@ -55,7 +55,7 @@ class FuseraftDriver implements Driver {
       write: (line) => this.#channel.write(line).ok,
       endInput: () => this.#channel.endInput(),
       interrupt: () => void this.#channel.signal('SIGINT'),
-      setTimer: (fn, ms) => this.#timer(fn, ms),
+      setTimer: this.#timers.set,
     };
     const common = {
       protocol: options.protocol,
@@ -105,13 +105,13 @@ class FuseraftDriver implements Driver {
       this.#exitReported = true;
       this.#context.sink.exit(end);
     }
-    this.#clearTimers();
+    this.#timers.clear();
   }
 
   dispose(): void {
     this.#finished = true;
     this.#session.dispose();
-    this.#clearTimers();
+    this.#timers.clear();
     this.#channel.dispose();
   }
 
@@ -128,7 +128,7 @@ class FuseraftDriver implements Driver {
 
   /** fuseraft said it is about to exit: if it lingers, report how it ended so the kill ladder reaps it. */
   #onEnding(): void {
-    this.#timer(() => {
+    this.#timers.set(() => {
       if (this.#finished || this.#exitReported) return;
       const end = this.#session.provisionalEnd();
       if (end === undefined) return;
@@ -142,24 +142,7 @@ class FuseraftDriver implements Driver {
     this.#context.sink.rejected(rejectedEvent(rejection, fatal));
   }
 
-  #timer(fn: () => void, ms: number): { clear(): void } {
-    const timer = nodeTimer(() => {
-      this.#timers.delete(timer);
-      fn();
-    }, ms);
-    this.#timers.add(timer);
-    return {
-      clear: () => {
-        timer.clear();
-        this.#timers.delete(timer);
-      },
-    };
-  }
 
-  #clearTimers(): void {
-    for (const timer of this.#timers) timer.clear();
-    this.#timers.clear();
-  }
 }
 
 /** `fuseraft repl --vscode --no-banner`: one chat over stdin/stdout. */

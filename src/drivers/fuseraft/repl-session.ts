@@ -13,14 +13,10 @@ import { MidTurnInputs } from './mid-turn-inputs.js';
 import { PromptDesk } from './prompt-desk.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import { announceReady, describeEnd, readyAccepted } from './session-io.js';
-import { BoundedText } from '../shared/session.js';
+import { BoundedText, FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
 import type { FuseraftIo, ProcessEnd, SessionFacts } from './session-io.js';
 import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
 import type { Control } from '../../protocol/driver.js';
-
-/** The text of the last turn `finalize` starts when the caller gives no note. */
-export const DEFAULT_FINALIZE_PROMPT =
-  'Stop working on the task now. Do not call any more tools: reply with your final answer, summarising what was done and what is left.';
 
 export interface ReplSessionOptions {
   /** The protocol's registered name (`options.protocol`), which `approve` sees as `request.protocol`. */
@@ -76,7 +72,7 @@ export class ReplSession {
   #usage: Usage | undefined;
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
-  #finalNote = DEFAULT_FINALIZE_PROMPT;
+  #finalNote = FINALIZE_PROMPT;
   #cancelled = false;
   #inputEnded = false;
   #sessionEnded = false;
@@ -324,13 +320,13 @@ export class ReplSession {
         },
         'start-final-turn': () => {
           this.#finalize = 'final-turn';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#startTurn(this.#finalNote, undefined);
           return accepted;
         },
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#inputs.dropHeld('the run is finalizing');
           this.#interrupter.interrupt(!this.#inputEnded);
           return accepted;
@@ -428,6 +424,3 @@ export class ReplSession {
   }
 }
 
-function noteOf(control: Control): string {
-  return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : DEFAULT_FINALIZE_PROMPT;
-}

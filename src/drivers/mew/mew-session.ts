@@ -4,6 +4,7 @@ import type { JsonValue, RunState, Usage } from '../../wire/index.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
 import type { EventDraft } from '../shared/event-drafts.js';
+import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
 import type { ChildEnd, SessionAnswer } from '../shared/session.js';
 import { NOTICES } from './event-map.js';
 import { Handshake } from './handshake.js';
@@ -19,10 +20,6 @@ import type { ControlVerdict } from '../shared/session.js';
 import { receiptOf, refusalOf, Submissions } from './submissions.js';
 import type { Submission } from './submissions.js';
 import { TURN_MESSAGES, TurnStream } from './turn-stream.js';
-
-/** The text of the last turn `finalize` starts when the caller gives no note. */
-export const MEW_FINALIZE_PROMPT =
-  'Stop working on the task now. Do not call any more tools: reply with your final answer, summarising what was done and what is left.';
 
 /** Why a mid-turn steer is refused: mew has no way to add text to a running turn. */
 export const STEER_REFUSAL =
@@ -57,7 +54,7 @@ export class MewSession {
 
   #held: Array<{ ref: number; text: string }> = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
-  #finalNote = MEW_FINALIZE_PROMPT;
+  #finalNote = FINALIZE_PROMPT;
 
   constructor(io: MewIo, facts: MewFacts, options: MewSessionOptions) {
     this.#io = io;
@@ -357,13 +354,13 @@ export class MewSession {
         },
         'start-final-turn': () => {
           this.#finalize = 'final-turn';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#submit(this.#finalNote, 'final', undefined);
           return accepted;
         },
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
-          this.#finalNote = noteOf(control);
+          this.#finalNote = finalizeNote(control);
           this.#dropHeld();
           this.#io.send({ type: 'cancel' });
           return accepted;
@@ -445,9 +442,6 @@ export class MewSession {
   }
 }
 
-function noteOf(control: Control): string {
-  return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : MEW_FINALIZE_PROMPT;
-}
 
 function historyLength(message: MewMessage): number {
   return Array.isArray(message['messages']) ? message['messages'].length : 0;

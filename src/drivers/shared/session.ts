@@ -1,6 +1,6 @@
 // What every pure protocol session shares: the facts it reports (SessionSink), its answer, and how a driver forwards them to the core.
 import type { Answer } from '../../protocol/results.js';
-import type { DriverContext, DriverSink, SendOutcome } from '../../protocol/driver.js';
+import type { Control, DriverContext, DriverSink, SendOutcome } from '../../protocol/driver.js';
 import type { Delivery } from '../../protocol/index.js';
 import type { Usage } from '../../wire/index.js';
 import type { EventDraft } from './event-drafts.js';
@@ -152,6 +152,15 @@ function answerOf(answer: SessionAnswer | undefined, maxChars: number): Answer {
   if (answer === undefined) return { truncated: false };
   if (!answer.truncated) return { finalText: answer.text, truncated: false };
   return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
+}
+
+/** The text of the last turn a `finalize` starts when the caller gives no note. */
+export const FINALIZE_PROMPT =
+  'Stop working on the task now. Do not call any more tools: reply with your final answer, summarising what was done and what is left.';
+
+/** The note of a `finalize` control, or {@link FINALIZE_PROMPT} when it has none. */
+export function finalizeNote(control: Control): string {
+  return control.type === 'finalize' && control.note !== undefined && control.note !== '' ? control.note : FINALIZE_PROMPT;
 }
 
 /** A whole answer bounded by `maxChars`: cut there, and marked so, when it is longer. */

@@ -1,6 +1,7 @@
 // Unit tests of the fuseraft repl session: handshake, turns, usage, answer, controls, interjections, the end.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FINALIZE_PROMPT, ReplSession } from '../../../../src/drivers/fuseraft/repl-session.js';
+import { ReplSession } from '../../../../src/drivers/fuseraft/repl-session.js';
+import { FINALIZE_PROMPT } from '../../../../src/drivers/shared/session.js';
 import type { ReplSessionOptions } from '../../../../src/drivers/fuseraft/repl-session.js';
 import { overlongRejection } from '../../../../src/drivers/shared/json-line.js';
 import { recorder } from '../../../helpers/fuseraft-recorder.js';
@@ -322,7 +323,7 @@ describe('controls', () => {
     const { rec, session: s, feed } = session();
     feed(READY);
     s.send({ type: 'finalize' });
-    expect(rec.written).toEqual([{ type: 'user_input', text: DEFAULT_FINALIZE_PROMPT }]);
+    expect(rec.written).toEqual([{ type: 'user_input', text: FINALIZE_PROMPT }]);
     feed({ type: 'turn_start' }, { type: 'message_end' });
     expect(rec.inputEnded()).toBe(true);
   });

@@ -1,6 +1,7 @@
 // Unit tests of the mew session: handshake, versions, both tag spellings, turns, answer, receipts, controls, the end.
 import { describe, expect, it } from 'vitest';
-import { MEW_FINALIZE_PROMPT, STEER_REFUSAL } from '../../../../src/drivers/mew/mew-session.js';
+import { STEER_REFUSAL } from '../../../../src/drivers/mew/mew-session.js';
+import { FINALIZE_PROMPT } from '../../../../src/drivers/shared/session.js';
 import { delta, IDLE, messageEnd, mewSession, partStart, PONG, READY, TEXT_START, TURN_COMPLETE, TURN_FAILED } from '../../../helpers/mew-recorder.js';
 
 describe('handshake', () => {
@@ -386,7 +387,7 @@ describe('controls', () => {
     expect(rec.sent.at(-1)).toEqual({ type: 'cancel' });
     feed(delta('cut'), TURN_FAILED);
     expect(rec.facts_('turnCompleted')[0]).toEqual(['turnCompleted', 1, 'aborted', undefined]);
-    expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: MEW_FINALIZE_PROMPT });
+    expect(rec.sentOf('submit_prompt').at(-1)).toMatchObject({ text: FINALIZE_PROMPT });
     receipt('accepted');
     feed(TEXT_START, delta('summary'), TURN_COMPLETE);
     expect(rec.facts_('exit')).toEqual([['exit', { status: 'done' }]]);

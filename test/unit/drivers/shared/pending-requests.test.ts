@@ -1,27 +1,8 @@
 // Unit tests of the pending-request correlator: settled once by id through callbacks, typed unknown ids, timeouts, everything failed on close.
 import { describe, expect, it } from 'vitest';
 import { PendingRequests } from '../../../../src/drivers/shared/pending-requests.js';
-import type { PendingFailure, SetTimer } from '../../../../src/drivers/shared/pending-requests.js';
-
-/** A clock the test moves by hand. */
-function manualTimers() {
-  const timers = new Set<{ at: number; fn: () => void }>();
-  let now = 0;
-  const setTimer: SetTimer = (fn, ms) => {
-    const timer = { at: now + ms, fn };
-    timers.add(timer);
-    return { clear: () => void timers.delete(timer) };
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const timer of [...timers]) {
-      if (timer.at > now) continue;
-      timers.delete(timer);
-      timer.fn();
-    }
-  };
-  return { setTimer, advance, get live() { return timers.size; } };
-}
+import type { PendingFailure } from '../../../../src/drivers/shared/pending-requests.js';
+import { manualTimers } from '../../../helpers/manual-timers.js';
 
 function recorder() {
   const log: string[] = [];

@@ -1,0 +1,77 @@
+// What a benchmark of a real agent needs around each measured case: fakeModel in a process of its own, the case's
+// environment (tagged), and after a cancel or an abort how long until no process of the case's tree is left.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { nsToMs, sleep } from './harness.mjs';
+import { taggedProcesses } from './hygiene.mjs';
+
+/** Every process of one measured case carries this variable: the case's tree, wherever it was re-parented. */
+export const CASE_VARIABLE = 'SUBVISOR_BENCH_CASE';
+/** How long a cancelled tree may take to go before the processes still there are counted as left. */
+export const GONE_BOUND_MS = 15_000;
+
+/** fakeModel in its own process (its CPU is not the parent's), set up for `agent` (`codex`, `claude-code`...). */
+export async function startModel(turns, agent) {
+  const child = fork(fileURLToPath(new URL('./model-process.mjs', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.send({ type: 'start', turns, agent });
+  const started = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the model process exited ${code}`)));
+  });
+  return {
+    ...started,
+    close: async () => {
+      child.send({ type: 'close' });
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** The environment of one case: ours with the model's setup over it (an undefined key removed), tagged. */
+export function caseEnv(model, tag) {
+  const env = { ...process.env };
+  for (const [key, value] of Object.entries(model.env)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  env[CASE_VARIABLE] = tag;
+  return env;
+}
+
+/** Milliseconds since `start` (a process.hrtime.bigint()). */
+export function since(start) {
+  return nsToMs(process.hrtime.bigint() - start);
+}
+
+/** Waits until a process of the case runs `command` (the tool's `sleep`), at most 60 s. */
+export async function caseRuns(tag, command) {
+  const until = Date.now() + 60_000;
+  while (!taggedProcesses(tag, CASE_VARIABLE).some((process_) => process_.cmdline.startsWith(command))) {
+    if (Date.now() > until) throw new Error(`${command} never ran`);
+    await sleep(20);
+  }
+}
+
+/**
+ * After `stop()`: ms until no process of the case is left (undefined past GONE_BOUND_MS), and how many were left at
+ * the bound (SIGKILLed then, so the next case starts clean).
+ */
+export async function untilGone(tag, stop) {
+  const start = process.hrtime.bigint();
+  stop();
+  for (;;) {
+    const left = taggedProcesses(tag, CASE_VARIABLE);
+    if (left.length === 0) return { goneMs: since(start), left: 0 };
+    if (since(start) > GONE_BOUND_MS) {
+      for (const process_ of left) {
+        try {
+          process.kill(process_.pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return { goneMs: undefined, left: left.length, what: left.map((process_) => process_.cmdline.split(' ')[0]) };
+    }
+    await sleep(10);
+  }
+}

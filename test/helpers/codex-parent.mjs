@@ -1,0 +1,6 @@
+// A parent the parent-sigkill cell kills with SIGKILL: one codex run through the built subvisor, approving every command, kept alive.
+import { spawnRun } from '../../dist/index.js';
+
+const options = JSON.parse(process.argv[2]);
+const run = spawnRun({ ...options, approve: () => true, keepAlive: true });
+await run.outcome;
