@@ -123,6 +123,32 @@ export interface FileChangeApproval extends ApprovalBase {
   reason: string | null;
 }
 
+/** One option of a {@link ToolCallApproval}, as the agent offered it. */
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  /** ACP's `PermissionOptionKind`: `allow_once`, `allow_always`, `reject_once`, `reject_always`. */
+  kind: string;
+}
+
+/**
+ * `tool_call` (an ACP agent's `session/request_permission`): the agent wants to run the tool call `toolCallId`.
+ * Approved, subvisor selects the `allow_once` option (`allow_always` when that is the only one); denied, the
+ * `reject_once` option (the outcome `cancelled` when none is offered).
+ */
+export interface ToolCallApproval extends ApprovalBase {
+  kind: 'tool_call';
+  known: true;
+  toolCallId: string;
+  /** What the agent shows a person (Gemini CLI 0.61.0: the command, or the file and what is done to it). */
+  title: string;
+  /** ACP's `ToolKind`: `read`, `edit`, `delete`, `move`, `search`, `execute`, `think`, `fetch`, `switch_mode`, `other`. */
+  toolKind: string;
+  /** The tool's input as the agent sent it (untrusted); null when absent (Gemini CLI 0.61.0 sends none). */
+  rawInput: JsonValue;
+  options: PermissionOption[];
+}
+
 /**
  * A kind this version of subvisor does not know, or a known kind whose fields are not what seed 002
  * documents (a `shell_command` without a string `command` is not a request anyone can judge). Only
@@ -145,6 +171,7 @@ export type ApprovalRequest =
   | PlanApproval
   | GoalProposalApproval
   | FileChangeApproval
+  | ToolCallApproval
   | UnknownApproval;
 
 /**

@@ -7,20 +7,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
-import type { ApprovalRequest, RateLimitFields, Run } from '../../src/index.js';
+import type { ApprovalRequest, RateLimitFields, Run, RunOptions } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
 import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
-import { ANSWER, codexOptions, definedOf, expectTreeGone, finishRun, openCodexCell, runs, streamed, THINKING, until } from '../helpers/codex-cells.js';
+import { ANSWER, cellOptions, definedOf, expectTreeGone, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PARENT = join(ROOT, 'test', 'helpers', 'codex-parent.mjs');
+const PARENT = join(ROOT, 'test', 'helpers', 'agent-parent.mjs');
 const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
 
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
-async function inCell(turns: Parameters<typeof openCodexCell>[0], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
-  await body(await openCodexCell(turns));
+async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
+  await body(await openCell('codex', turns));
 }
+
+/** The options of a codex cell's run, with `extra`. */
+const codexOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions(cell, 'codex', extra);
 
 describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-server in .agents/)', () => {
   it('honest: the answer, the thread id as session id, token usage and no cost; no secret in what the caller sees', async () => {
