@@ -44,7 +44,8 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
   it('thinking: the thoughts stream as thinking and never reach the answer', async () => {
     await inCell([{ thinking: `I think ${THINKING} here`, text: ANSWER }], async (cell) => {
       const { events, outcome } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Think, then answer' })));
-      expect(streamed(events, 'assistant-thinking-delta')).toContain(THINKING);
+      // Gemini CLI 0.61.0 sends each thought part as "**subject**\ndescription": fakeModel's parts have no subject.
+      expect(streamed(events, 'assistant-thinking-delta').replaceAll('****\n', '')).toContain(THINKING);
       expect(streamed(events, 'assistant-text-delta')).toBe(ANSWER);
       expect(outcome.finalText).toBe(ANSWER);
       expect(JSON.stringify(outcome)).not.toContain(THINKING);
@@ -135,7 +136,8 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
       });
       const { outcome } = await finishRun(cell, run);
       expect(await steer).toMatchObject({ status: 'rejected', reason: expect.stringContaining('ACP v1 has no steer') });
-      expect(await followUp).toMatchObject({ status: 'accepted', delivery: 'injected' });
+      expect(await followUp).toMatchObject({ status: 'accepted' });
+      expect(await (await followUp!).delivery).toBe('injected');
       expect(cell.model.turnRequests.map((request) => request.userText)).toEqual(['Count slowly', 'FOLLOW-UP: say banana']);
       expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'After the follow-up, banana.' });
     });

@@ -13,6 +13,9 @@ import type { AcpFacts } from './session-io.js';
 /** How long a cancelled prompt may take to answer `cancelled` before the agent's stdin ends anyway. */
 export const ACP_CANCEL_GRACE_MS = 5_000;
 
+/** After `session/load` answered, how long without an update ends the replay of its history (Gemini CLI 0.61.0 streams it after its answer). */
+export const ACP_REPLAY_QUIET_MS = 500;
+
 /**
  * One ACP agent process (Agent Client Protocol v1: JSON-RPC 2.0, one message per line on stdio): the protocol logic
  * lives in {@link AcpSession}; this class starts the process, puts the session on the shared stdio channel and
@@ -51,6 +54,7 @@ class AcpDriver implements Driver {
         clientVersion: packageVersion(),
         handshakeMs: options.readyTimeoutMs,
         cancelGraceMs: ACP_CANCEL_GRACE_MS,
+        replayQuietMs: ACP_REPLAY_QUIET_MS,
       },
     );
   }

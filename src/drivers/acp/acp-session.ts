@@ -33,6 +33,8 @@ export interface AcpSessionOptions {
   handshakeMs: number;
   /** How long a cancelled prompt may take to answer `cancelled` before stdin ends anyway. */
   cancelGraceMs: number;
+  /** After `session/load` answered, how long without an update ends its replay of the history (then the run is ready). */
+  replayQuietMs: number;
 }
 
 /** Why a steer is refused while a turn runs. */
@@ -61,6 +63,8 @@ export class AcpSession {
   readonly #taskRef: number | undefined;
   #sessionId: string | undefined;
   #loading = false;
+  /** While `session/load`'s replay goes on: restarts the wait for its end. */
+  #replayed: (() => void) | undefined;
   #fatal = false;
   /** Follow-ups waiting for the turn to end. */
   #held: Array<{ ref: number; text: string }> = [];
@@ -73,7 +77,7 @@ export class AcpSession {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
-    this.#updates = new UpdateMap(facts, { sessionId: () => this.#sessionId, loading: () => this.#loading });
+    this.#updates = new UpdateMap(facts, { sessionId: () => this.#sessionId, loading: () => this.#replaying() });
     this.#permissions = new AcpPermissions(
       { protocol: options.protocol, approve: options.approve },
       {
@@ -146,7 +150,7 @@ export class AcpSession {
     if (method === undefined) return this.#fail('usage-error', 'the agent can neither load nor resume a session (its agentCapabilities offer neither session/load nor session/resume)');
     this.#loading = method === 'session/load';
     this.#request(method, params, this.#options.handshakeMs, {
-      result: (answer) => this.#sessionCreated(method, answer, agentInfo, capabilities),
+      result: (answer) => (this.#loading ? this.#afterReplay(() => this.#sessionCreated(method, answer, agentInfo, capabilities)) : this.#sessionCreated(method, answer, agentInfo, capabilities)),
       failed: (failure) => this.#noSession(method, failure),
     });
   }
@@ -160,6 +164,31 @@ export class AcpSession {
     if (isObject(session['resume'])) return { method: 'session/resume', params: { sessionId: resume, ...base } };
     if (capabilities['loadSession'] === true) return { method: 'session/load', params: { sessionId: resume, ...base } };
     return { method: undefined, params: base };
+  }
+
+  /**
+   * `session/load` answered: the session is ready once its replay is over, when no update came for `replayQuietMs`.
+   * Gemini CLI 0.61.0 streams the history without awaiting it, so most of it comes after its answer; taken for the
+   * first prompt's output it would be the answer's beginning.
+   */
+  #afterReplay(then: () => void): void {
+    let timer: { clear(): void } | undefined;
+    const wait = () => {
+      timer?.clear();
+      timer = this.#io.setTimer(() => {
+        this.#replayed = undefined;
+        this.#loading = false;
+        then();
+      }, this.#options.replayQuietMs);
+    };
+    this.#replayed = wait;
+    wait();
+  }
+
+  /** Whether an update is history (`session/load`'s replay), which also pushes the replay's end back. */
+  #replaying(): boolean {
+    this.#replayed?.();
+    return this.#loading;
   }
 
   #sessionCreated(method: string, value: JsonValue, agentInfo: JsonObject | undefined, capabilities: JsonObject): void {

@@ -13,7 +13,7 @@ import type { AcpFacts } from './session-io.js';
 export interface UpdateHost {
   /** This run's session (undefined before `session/new` answered). */
   sessionId(): string | undefined;
-  /** `session/load` is replaying the conversation: its updates are history, not this run's output. */
+  /** Asked of each update: `session/load` is replaying the conversation, so it is history, not this run's output. */
   loading(): boolean;
 }
 
