@@ -90,6 +90,33 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
     });
   });
 
+  it('cancel-mid-command: an approved command and its grandchild are gone with the cancelled run', async () => {
+    await inCell([{ text: 'Sleeping.', shell: "sh -c 'sleep 60 & wait'" }, { text: 'never' }], async (cell) => {
+      const run = spawnRun(acpOptions(cell, { task: 'Sleep', approve: () => true }));
+      const ran = finishRun(cell, run);
+      await until(() => runs(cell, 'sleep'), 60_000, 'the command sleeping');
+      await run.cancel();
+      const { outcome } = await ran;
+      expect(outcome.status).toBe('cancelled');
+    });
+  });
+
+  it('rate-limit: a 429 Gemini CLI retries by itself (no news of it on ACP), then the answer', async () => {
+    await inCell([{ error: { status: 429, message: 'scripted rate limit', retryAfterSeconds: 1 } }, { text: ANSWER }], async (cell) => {
+      const { events, outcome } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Answer despite the limit' })));
+      expect(events.filter((event) => event.type === 'rate-limit')).toEqual([]);
+      expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER });
+    });
+  });
+
+  it('output-schema: the answer is checked against the schema and becomes outcome.data', async () => {
+    await inCell([{ text: '{"answer": 42}' }], async (cell) => {
+      const outputSchema = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
+      const { outcome } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Answer as JSON', outputSchema })));
+      expect(outcome).toMatchObject({ status: 'done', data: { answer: 42 } });
+    });
+  });
+
   it('deadline-hang: a stream that hangs ends timed-out at the deadline, nothing left', async () => {
     await inCell([{ text: 'working', hang: true }], async (cell) => {
       const { outcome, ms } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Hang', timeoutMs: 30_000 })));
