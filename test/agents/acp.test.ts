@@ -145,8 +145,7 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
   it("model-400: the prompt's JSON-RPC error ends the run failed with the model's message", async () => {
     await inCell(() => ({ error: { status: 400, message: 'scripted failure: bad request' } }), async (cell) => {
       const { outcome } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Fail' })));
-      expect(outcome.status).toBe('failed');
-      expect(outcome.error).toContain('scripted failure: bad request');
+      expect(outcome).toMatchObject({ status: 'failed', error: 'scripted failure: bad request' });
     });
   });
 
