@@ -9,7 +9,7 @@ export interface ApprovalBase {
   /**
    * Which protocol asked: the name the run was started with (`RunOptions.protocol`, `ConnectOptions.protocol`),
    * one of the registry's protocols that ask for approvals (`fuseraft`, `fuseraft-bridge`, `fuseraft-serve`,
-   * `mew`, `codex` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
+   * `mew`, `codex`, `acp` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
    * run's options, so a protocol added there needs no edit here.
    */
   protocol: string;

@@ -54,7 +54,7 @@ export function acpLinked(options: Partial<RunOptions> = {}) {
     broken: (reason) => void log.push(`broken ${reason}`),
     gone: () => undefined,
     session: (id) => void log.push(`session ${id}`),
-    rateLimit: () => undefined,
+    rateLimit: (fields) => void log.push(`rateLimit ${fields.status} ${fields.httpStatus}`),
     blocked: () => undefined,
     unblocked: () => undefined,
   };

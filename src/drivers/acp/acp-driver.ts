@@ -99,8 +99,10 @@ class AcpDriver implements Driver {
   #facts(): AcpFacts {
     const sink = this.#context.sink;
     return {
-      ...forwardFacts(this.#context, (draft) => sink.event(this.#stamper.at(draft, ++this.#seq))),
+      // Rate-limit news shares the seq of the event of the message that carried it (the turn-complete of a failed prompt).
+      ...forwardFacts(this.#context, (draft) => sink.event(this.#stamper.at(draft, draft.type === 'rate-limit' ? this.#seq : ++this.#seq))),
       rejected: (rejection) => sink.rejected(rejectedEvent(rejection, false)),
+      rateLimit: (fields) => sink.rateLimit(fields),
       fatal: (code, error) => sink.fatal(code, error),
     };
   }

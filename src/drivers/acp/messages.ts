@@ -1,4 +1,5 @@
 // What subvisor reads of an ACP agent's messages (Agent Client Protocol v1, schema/v1/schema.json): the fields each checked, the usage a prompt's answer carries, the model's message out of an error.
+import type { RateLimitFields } from '../../protocol/index.js';
 import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import { toUsage } from '../../wire/index.js';
 import { checkTable, compileTable, fieldRejection, FieldRules, optional, required } from '../shared/field-rules.js';
@@ -92,4 +93,14 @@ export function errorMessageOf(message: string): string {
     // not JSON after all: the text as it is
   }
   return message;
+}
+
+/**
+ * The rate-limit news of a prompt's JSON-RPC error: its `code` is 429 (Gemini CLI 0.61.0 answers
+ * `{code: 429, message: "Rate limit exceeded. Try again later."}` once its own retries are spent) or its message names
+ * 429 or `RESOURCE_EXHAUSTED`; undefined for another error.
+ */
+export function promptRateLimit(code: number, message: string): RateLimitFields | undefined {
+  if (code !== 429 && !/\b429\b|RESOURCE_EXHAUSTED/.test(message)) return undefined;
+  return { status: 'limited', nativeType: 'session/prompt', httpStatus: 429, agentRetries: false, message: message.slice(0, 300) };
 }

@@ -6,7 +6,7 @@ import { isObject, stringField } from '../shared/json-kinds.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
 import { boundedAnswer } from '../shared/session.js';
 import type { ControlVerdict, SessionAnswer } from '../shared/session.js';
-import { errorMessageOf, promptModels, promptUsage } from './messages.js';
+import { errorMessageOf, promptModels, promptRateLimit, promptUsage } from './messages.js';
 import type { AcpFacts } from './session-io.js';
 import type { UpdateMap } from './updates.js';
 
@@ -141,8 +141,11 @@ export class AcpTurns {
 
   #failed(turn: Running, failure: RequestFailure): void {
     const error = failure.kind === 'error' ? errorMessageOf(failure.error.message) : failure.reason;
+    const news = failure.kind === 'error' ? promptRateLimit(failure.error.code, error) : undefined;
+    if (news !== undefined) this.#facts.rateLimit(news);
     // A prompt cancelled that an agent answers with an error (ACP says it must not, but may) still ended cancelled.
     this.#end(turn, turn.cancelled && failure.kind === 'error' ? 'cancelled' : 'error', undefined, error);
+    if (news !== undefined) this.#facts.event({ type: 'rate-limit', ...news });
   }
 
   #end(turn: Running, end: TurnEnd, reported: Usage | undefined, error: string | undefined): void {

@@ -112,6 +112,24 @@ describe('acp driver: a prompt turn', () => {
     expect(h.exit).toEqual({ status: 'failed', error: 'scripted failure: bad request' });
   });
 
+  it('a prompt refused with 429 (Gemini CLI once its retries are spent) is rate-limit news, with the turn-complete\'s seq', async () => {
+    const h = acpLinked();
+    const prompt = await h.handshake();
+    h.agent.fail(prompt.id, 429, 'Rate limit exceeded. Try again later.');
+    await h.until(() => h.ofType('rate-limit').length === 1);
+    expect(h.log.slice(h.log.indexOf('rateLimit limited 429'))).toEqual(['rateLimit limited 429', 'turnCompleted 1 error', 'event turn-complete', 'event rate-limit']);
+    const [complete] = h.ofType('turn-complete');
+    expect(h.ofType('rate-limit')[0]).toMatchObject({ status: 'limited', httpStatus: 429, agentRetries: false, nativeType: 'session/prompt', seq: complete!.seq });
+  });
+
+  it('a session/new refused (Kimi CLI without a login answers AUTH_REQUIRED) fails the run with the agent\'s message', async () => {
+    const h = acpLinked();
+    h.agent.answer((await h.agent.next()).id, GEMINI_INIT);
+    h.agent.fail((await h.agent.next()).id, -32000, 'Authentication required');
+    await h.until(() => h.log.some((entry) => entry.startsWith('fatal')));
+    expect(h.log.find((entry) => entry.startsWith('fatal'))).toBe('fatal protocol-error: the agent refused session/new: Authentication required');
+  });
+
   it('a stop reason ACP does not have, or a bad update, is reported and the run goes on', async () => {
     const h = acpLinked();
     const prompt = await h.handshake();
