@@ -310,7 +310,11 @@ export class AcpSession {
     if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
-  /** What the end of a turn (or a prompt not written) sets off: the end of stdin, the finalize's last turn, the next follow-up. */
+  /**
+   * What the end of a turn (or a prompt not written) sets off: the end of stdin, the finalize's last turn, the next
+   * follow-up. A next prompt is sent a microtask later: ACP's turn opens when its prompt is written, and its
+   * `turn-started` must follow the `turn-complete` of the turn that just ended.
+   */
   #afterTurn(): void {
     if (this.#cancelled) return this.#endInput();
     switch (this.#state) {
@@ -324,7 +328,7 @@ export class AcpSession {
         if (this.#finalize === 'interrupting') {
           this.#finalize = 'final-turn';
           // Started after the core heard the cancelled turn end: queued behind it.
-          queueMicrotask(() => this.#turns.start({ ref: undefined, kind: 'final', text: this.#finalNote }));
+          queueMicrotask(() => void (this.#cancelled || this.#inputEnded || this.#turns.start({ ref: undefined, kind: 'final', text: this.#finalNote })));
           return;
         }
         this.#state = advance(this.#state, 'final-turn-done');
@@ -335,7 +339,11 @@ export class AcpSession {
     const next = this.#held.shift();
     if (next === undefined) return;
     this.#state = 'running';
-    queueMicrotask(() => this.#turns.start({ ref: next.ref, kind: 'follow-up', text: next.text, held: true }));
+    queueMicrotask(() => {
+      // Cancelled or closed by a listener of the turn's end meanwhile: the follow-up never left.
+      if (this.#cancelled || this.#inputEnded) return this.#facts.delivery(next.ref, 'dropped');
+      this.#turns.start({ ref: next.ref, kind: 'follow-up', text: next.text, held: true });
+    });
   }
 
   #endInput(): void {

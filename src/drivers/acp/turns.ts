@@ -68,11 +68,6 @@ export class AcpTurns {
     this.#maxAnswerChars = maxAnswerChars;
   }
 
-  /** Whether a prompt is awaiting its answer. */
-  get running(): boolean {
-    return this.#running !== undefined;
-  }
-
   get last(): { end: TurnEnd | undefined; error: string | undefined } {
     return this.#last;
   }

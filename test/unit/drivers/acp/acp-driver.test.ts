@@ -243,6 +243,23 @@ describe('acp driver: steer and follow-up', () => {
     expect(order).toEqual(['turn-started', 'turn-complete', 'turn-started', 'follow-up-injected']);
   });
 
+  it('finalize while a prompt runs: session/cancel, then one last prompt with the note, then stdin ends; done with its answer', async () => {
+    const h = acpLinked();
+    const prompt = await h.handshake();
+    h.send({ type: 'finalize', note: 'Wrap up now.' });
+    expect(await h.agent.next()).toMatchObject({ method: 'session/cancel', params: { sessionId: SESSION } });
+    h.agent.answer(prompt.id, { stopReason: 'cancelled' });
+    const last = await h.agent.next();
+    expect(last).toMatchObject({ method: 'session/prompt', params: { prompt: [{ type: 'text', text: 'Wrap up now.' }] } });
+    h.agent.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Final words.' } });
+    h.agent.answer(last.id, { stopReason: 'end_turn' });
+    await h.until(() => h.agent.peer.inputEnded);
+    expect(h.ofType('turn-complete').map((event) => event.stopReason)).toEqual(['aborted', 'end_turn']);
+    await h.exitWith(0);
+    expect(h.exit).toEqual({ status: 'done' });
+    expect(await h.answers[0]).toMatchObject({ finalText: 'Final words.' });
+  });
+
   it('a steer when no prompt runs starts one', async () => {
     const h = acpLinked({ task: undefined, keepAlive: true });
     const initialize = await h.agent.next();
