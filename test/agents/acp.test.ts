@@ -2,7 +2,7 @@
 // fakeModel: each with the invariants of every protocol (one outcome within the bound, the last event one exit equal to
 // it, no process of the tree left: Gemini CLI relaunches itself as a child node process, so the tree has a grandchild).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
 import type { Ack, ApprovalRequest, Run, RunOptions } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
+import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
 import { ANSWER, cellOptions, definedOf, expectTreeGone, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -202,11 +203,24 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
 
   it('resume: a second run loads the session by its id (session/load) and the model sees the first exchange', async () => {
     await inCell([{ text: 'Remember 7.' }, { text: 'It was 7.' }], async (cell) => {
-      const first = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Remember 7' })));
+      const run = spawnRun(acpOptions(cell, { task: 'Remember 7' }));
+      let created = 0;
+      run.on('event', (event) => void (event.type === 'ready' && (created = Date.now())));
+      const first = await finishRun(cell, run);
       const sessionId = first.outcome.sessionId!;
+      // Gemini CLI 0.61.0 names a session's file by the minute it began, and a session/load in that same minute
+      // rewrites that file empty before reading it ("No previous sessions found"): load it in a later minute.
+      await until(() => Math.floor(Date.now() / 60_000) > Math.floor(created / 60_000), 61_000, 'the next minute');
       const second = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'What was it?', resume: sessionId })));
       expect(second.outcome).toMatchObject({ status: 'done', finalText: 'It was 7.', sessionId });
       expect(cell.model.turnRequests[1]?.userTexts).toEqual(['Remember 7', 'What was it?']);
+    });
+  });
+
+  it("resume-unknown: a session id Gemini CLI does not have fails the run unknown-session with the agent's reason", async () => {
+    await inCell([{ text: ANSWER }], async (cell) => {
+      const { outcome } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'x', resume: '01a24e1b-0000-4000-8000-000000000000' })));
+      expect(outcome).toMatchObject({ status: 'failed', errorCode: 'unknown-session', error: expect.stringContaining('the agent refused session/load: Internal error: ') });
     });
   });
 
@@ -233,6 +247,28 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
         rmSync(journals, { recursive: true, force: true });
       }
     });
+  });
+
+  it('trace: with an OpenTelemetry SDK the run has its span, and gemini its context in TRACEPARENT', async () => {
+    const telemetry = installTelemetry({ metrics: false });
+    try {
+      await inCell([{ text: ANSWER }], async (cell) => {
+        const run = spawnRun(acpOptions(cell, { task: 'Say the answer', keepAlive: true }));
+        let environ = '';
+        run.on('event', (event) => {
+          if (event.type !== 'turn-complete') return;
+          environ = readFileSync(`/proc/${run.pid!}/environ`, 'utf8');
+          void run.close();
+        });
+        const { outcome } = await finishRun(cell, run);
+        expect(outcome.status).toBe('done');
+        const [span] = telemetry.named('invoke_agent');
+        expect(environ.split('\0')).toContain(`TRACEPARENT=${traceparentOf(span!)}`);
+        expect(span!.attributes).toMatchObject({ 'subvisor.protocol': 'acp' });
+      });
+    } finally {
+      await telemetry.uninstall();
+    }
   });
 
   it('durable: refused at spawn (an ACP agent speaks on pipes, which do not outlive the parent)', async () => {

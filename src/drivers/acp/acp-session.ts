@@ -11,7 +11,7 @@ import type { RequestFailure } from '../shared/jsonrpc/peer.js';
 import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
 import type { ChildEnd, ControlVerdict } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
-import { ACP_VERSION } from './messages.js';
+import { ACP_VERSION, rpcErrorText } from './messages.js';
 import { AcpPermissions } from './permissions.js';
 import type { AcpFacts, AcpIo } from './session-io.js';
 import { AcpTurns } from './turns.js';
@@ -226,7 +226,7 @@ export class AcpSession {
     if (failure.kind === 'closed') return;
     if (failure.kind === 'timeout') return this.#facts.event({ type: 'error', error: `the agent did not answer ${step}: ${failure.reason}`, source: 'subvisor' });
     const code: OutcomeErrorCode = step === 'session/load' || step === 'session/resume' ? 'unknown-session' : 'protocol-error';
-    this.#fail(code, `the agent refused ${step}: ${failure.kind === 'error' ? failure.error.message : failure.reason}`);
+    this.#fail(code, `the agent refused ${step}: ${failure.kind === 'error' ? rpcErrorText(failure.error) : failure.reason}`);
   }
 
   #fail(code: OutcomeErrorCode, error: string): void {

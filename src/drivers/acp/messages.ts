@@ -104,3 +104,10 @@ export function promptRateLimit(code: number, message: string): RateLimitFields 
   if (code !== 429 && !/\b429\b|RESOURCE_EXHAUSTED/.test(message)) return undefined;
   return { status: 'limited', nativeType: 'session/prompt', httpStatus: 429, agentRetries: false, message: message.slice(0, 300) };
 }
+
+/** A JSON-RPC error as a person reads it: its message, and the `details` (or text) of its `data` when there are some (Gemini CLI 0.61.0 answers `Internal error` with the reason in `data.details`). */
+export function rpcErrorText(error: { message: string; data?: JsonValue }): string {
+  const data = error.data;
+  const details = typeof data === 'string' ? data : isObject(data) && typeof data['details'] === 'string' ? data['details'] : undefined;
+  return details === undefined || details === '' || details === error.message ? error.message : `${error.message}: ${details}`;
+}

@@ -60,9 +60,9 @@ describe('acp driver: the handshake', () => {
 
     const unknown = acpLinked({ resume: 'no-such-session' });
     unknown.agent.answer((await unknown.agent.next()).id, GEMINI_INIT);
-    unknown.agent.fail((await unknown.agent.next()).id, -32602, 'Session not found: no-such-session');
+    unknown.agent.send({ jsonrpc: '2.0', id: (await unknown.agent.next()).id, error: { code: -32603, message: 'Internal error', data: { details: 'No previous sessions found for this project.' } } });
     await unknown.until(() => unknown.log.some((entry) => entry.startsWith('fatal')));
-    expect(unknown.log.find((entry) => entry.startsWith('fatal'))).toBe('fatal unknown-session: the agent refused session/load: Session not found: no-such-session');
+    expect(unknown.log.find((entry) => entry.startsWith('fatal'))).toBe('fatal unknown-session: the agent refused session/load: Internal error: No previous sessions found for this project.');
   });
 });
 
