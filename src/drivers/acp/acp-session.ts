@@ -11,7 +11,8 @@ import type { RequestFailure } from '../shared/jsonrpc/peer.js';
 import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
 import type { ChildEnd, ControlVerdict } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
-import { ACP_VERSION, rpcErrorText } from './messages.js';
+import { AcpHandshake } from './handshake.js';
+import type { Established } from './handshake.js';
 import { AcpPermissions } from './permissions.js';
 import type { AcpFacts, AcpIo } from './session-io.js';
 import { AcpTurns } from './turns.js';
@@ -54,6 +55,7 @@ export class AcpSession {
   readonly #facts: AcpFacts;
   readonly #options: AcpSessionOptions;
   readonly #peer: JsonRpcPeer;
+  readonly #handshake: AcpHandshake;
   readonly #permissions: AcpPermissions;
   readonly #updates: UpdateMap;
   readonly #turns: AcpTurns;
@@ -62,9 +64,6 @@ export class AcpSession {
   #nextRef = 1;
   readonly #taskRef: number | undefined;
   #sessionId: string | undefined;
-  #loading = false;
-  /** While `session/load`'s replay goes on: restarts the wait for its end. */
-  #replayed: (() => void) | undefined;
   #fatal = false;
   /** Follow-ups waiting for the turn to end. */
   #held: Array<{ ref: number; text: string }> = [];
@@ -77,7 +76,11 @@ export class AcpSession {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
-    this.#updates = new UpdateMap(facts, { sessionId: () => this.#sessionId, loading: () => this.#replaying() });
+    this.#handshake = new AcpHandshake((method, params, timeoutMs, handlers) => this.#request(method, params, timeoutMs, handlers), io.setTimer, facts, options, {
+      established: (session) => this.#sessionCreated(session),
+      failed: (code, error) => this.#fail(code, error),
+    });
+    this.#updates = new UpdateMap(facts, { sessionId: () => this.#sessionId, loading: () => this.#handshake.replaying() });
     this.#permissions = new AcpPermissions(
       { protocol: options.protocol, approve: options.approve },
       {
@@ -126,76 +129,11 @@ export class AcpSession {
 
   /** The process is up: `initialize`, then the session. */
   start(): void {
-    const params = {
-      protocolVersion: ACP_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-      clientInfo: { name: 'subvisor', title: 'subvisor', version: this.#options.clientVersion },
-    };
-    this.#request('initialize', params, this.#options.handshakeMs, { result: (value) => this.#initialized(value), failed: (failure) => this.#noSession('initialize', failure) });
+    this.#handshake.start();
   }
 
-  #initialized(value: JsonValue): void {
-    const result = isObject(value) ? value : {};
-    const version = result['protocolVersion'];
-    if (version !== ACP_VERSION) return this.#fail('version-mismatch', `the agent speaks ACP version ${JSON.stringify(version ?? null)}; subvisor speaks version ${ACP_VERSION}`);
-    const agentInfo = isObject(result['agentInfo']) ? result['agentInfo'] : undefined;
-    const methods = Array.isArray(result['authMethods']) ? result['authMethods'].filter(isObject) : [];
-    // Reported, never answered: subvisor holds no credentials; the agent's own environment must authenticate it.
-    if (methods.length > 0) {
-      const ids = methods.map((method) => stringField(method, 'id') ?? '?');
-      this.#facts.event({ type: 'info', nativeType: 'authMethods', summary: `the agent offers authentication (${ids.join(', ')}): subvisor does not call authenticate`, extra: { authMethods: ids } });
-    }
-    const capabilities = isObject(result['agentCapabilities']) ? result['agentCapabilities'] : {};
-    const { method, params } = this.#sessionRequest(capabilities);
-    if (method === undefined) return this.#fail('usage-error', 'the agent can neither load nor resume a session (its agentCapabilities offer neither session/load nor session/resume)');
-    this.#loading = method === 'session/load';
-    this.#request(method, params, this.#options.handshakeMs, {
-      result: (answer) => (this.#loading ? this.#afterReplay(() => this.#sessionCreated(method, answer, agentInfo, capabilities)) : this.#sessionCreated(method, answer, agentInfo, capabilities)),
-      failed: (failure) => this.#noSession(method, failure),
-    });
-  }
-
-  /** `session/new`, or for a resumed run `session/resume` (no history replayed) or else `session/load`, as the agent offers. */
-  #sessionRequest(capabilities: JsonObject): { method: string | undefined; params: JsonObject } {
-    const base = { cwd: this.#options.cwd, mcpServers: [] };
-    const resume = this.#options.resume;
-    if (resume === undefined) return { method: 'session/new', params: base };
-    const session = isObject(capabilities['sessionCapabilities']) ? capabilities['sessionCapabilities'] : {};
-    if (isObject(session['resume'])) return { method: 'session/resume', params: { sessionId: resume, ...base } };
-    if (capabilities['loadSession'] === true) return { method: 'session/load', params: { sessionId: resume, ...base } };
-    return { method: undefined, params: base };
-  }
-
-  /**
-   * `session/load` answered: the session is ready once its replay is over, when no update came for `replayQuietMs`.
-   * Gemini CLI 0.61.0 streams the history without awaiting it, so most of it comes after its answer; taken for the
-   * first prompt's output it would be the answer's beginning.
-   */
-  #afterReplay(then: () => void): void {
-    let timer: { clear(): void } | undefined;
-    const wait = () => {
-      timer?.clear();
-      timer = this.#io.setTimer(() => {
-        this.#replayed = undefined;
-        this.#loading = false;
-        then();
-      }, this.#options.replayQuietMs);
-    };
-    this.#replayed = wait;
-    wait();
-  }
-
-  /** Whether an update is history (`session/load`'s replay), which also pushes the replay's end back. */
-  #replaying(): boolean {
-    this.#replayed?.();
-    return this.#loading;
-  }
-
-  #sessionCreated(method: string, value: JsonValue, agentInfo: JsonObject | undefined, capabilities: JsonObject): void {
-    this.#loading = false;
-    const result = isObject(value) ? value : {};
-    const sessionId = method === 'session/new' ? stringField(result, 'sessionId') : this.#options.resume;
-    if (sessionId === undefined || sessionId === '') return this.#fail('protocol-error', 'the agent answered session/new without a sessionId');
+  /** The session exists: ready (with what the agent said of itself), then the task as the first prompt. */
+  #sessionCreated({ sessionId, result, agentInfo, capabilities }: Established): void {
     this.#sessionId = sessionId;
     this.#facts.session(sessionId);
     // Cancelled while the handshake ran: stdin has ended already.
@@ -218,15 +156,6 @@ export class AcpSession {
       this.#state = 'running';
       this.#turns.start({ ref: this.#taskRef, kind: 'task', text: this.#options.task! });
     }
-  }
-
-  #noSession(step: string, failure: RequestFailure): void {
-    this.#loading = false;
-    // The process went (its exit decides), or the ready bound ends the run: nothing to add.
-    if (failure.kind === 'closed') return;
-    if (failure.kind === 'timeout') return this.#facts.event({ type: 'error', error: `the agent did not answer ${step}: ${failure.reason}`, source: 'subvisor' });
-    const code: OutcomeErrorCode = step === 'session/load' || step === 'session/resume' ? 'unknown-session' : 'protocol-error';
-    this.#fail(code, `the agent refused ${step}: ${failure.kind === 'error' ? rpcErrorText(failure.error) : failure.reason}`);
   }
 
   #fail(code: OutcomeErrorCode, error: string): void {
