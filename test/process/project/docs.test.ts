@@ -162,6 +162,84 @@ describe("docs/cli.md's option table", () => {
   });
 });
 
+/** A markdown table: its 1-based first line and its rows, outside code blocks. */
+interface Table {
+  document: string;
+  line: number;
+  rows: { line: number; text: string }[];
+}
+
+function tables(document: string): Table[] {
+  const lines = readFileSync(join(root, document), 'utf8').split('\n');
+  const found: Table[] = [];
+  let fenced = false;
+  let current: Table | undefined;
+  lines.forEach((text, index) => {
+    if (text.startsWith('```')) fenced = !fenced;
+    if (!fenced && text.startsWith('|')) {
+      current ??= { document, line: index + 1, rows: [] };
+      current.rows.push({ line: index + 1, text });
+    } else if (current) {
+      found.push(current);
+      current = undefined;
+    }
+  });
+  if (current) found.push(current);
+  return found;
+}
+
+/**
+ * The cells of a table row as GitHub renders them: every pipe not escaped (`\|`) splits the row, inside a code span
+ * too (GitHub splits a row before it reads code spans, so a pipe in backticks needs its backslash as well).
+ */
+function cells(row: string): string[] {
+  const inner = row.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  return inner.split(/(?<!\\)\|/);
+}
+
+describe('tables in README.md and docs/', () => {
+  const all = documents.flatMap(tables);
+
+  it('found the tables', () => {
+    expect(all.length).toBeGreaterThan(20);
+    expect(cells('| `a \\| b` | c |')).toEqual([' `a \\| b` ', ' c ']);
+  });
+
+  it.each(all.map((table) => [`${table.document}:${table.line}`, table] as const))(
+    '%s has as many cells in every row as in its header, and a delimiter row',
+    (_where, table) => {
+      const width = cells(table.rows[0]!.text).length;
+      expect(table.rows.length, 'a header and a delimiter row at least').toBeGreaterThanOrEqual(2);
+      expect(cells(table.rows[1]!.text).every((cell) => /^\s*:?-+:?\s*$/.test(cell)), `${table.document}:${table.rows[1]!.line}: the delimiter row`).toBe(true);
+      const wrong = table.rows
+        .filter((row) => cells(row.text).length !== width)
+        .map((row) => `${table.document}:${row.line}: ${cells(row.text).length} cells, the header has ${width} (a pipe in a code span needs \\| too)`);
+      expect(wrong).toEqual([]);
+    },
+  );
+
+  it("every page in docs/ is linked from the README's documentation table", () => {
+    const readme = tables('README.md');
+    const documentation = readme.find((table) => /^\| file \| what it holds \|/.test(table.rows[0]!.text));
+    expect(documentation, "README.md's documentation table (| file | what it holds |)").toBeDefined();
+    const linked = documentation!.rows.slice(2).map((row) => /^\| \[[^\]]+\]\((docs\/[\w.-]+\.md)\)/.exec(row.text)?.[1]);
+    const pages = documents.filter((document) => document.startsWith('docs/'));
+    expect(pages.filter((page) => !linked.includes(page))).toEqual([]);
+  });
+});
+
+describe("the README's list of the agents subvisor drives", () => {
+  const table = tables('README.md').find((found) => found.rows[0]!.text.startsWith('| agent | `protocol` |'));
+
+  it('comes before the first section, and names every protocol of the registry, and only those', () => {
+    expect(table, "README.md's agent table (| agent | `protocol` | ...)").toBeDefined();
+    const readme = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+    expect(table!.line).toBeLessThan(readme.findIndex((line) => line.startsWith('## ')) + 1);
+    const named = table!.rows.slice(2).flatMap((row) => [...cells(row.text)[1]!.matchAll(/`([\w-]+)`/g)].map((match) => match[1]!));
+    expect([...named].sort()).toEqual([...PROTOCOL_NAMES].sort());
+  });
+});
+
 describe('links between the documents', () => {
   const links = documents.flatMap((document) =>
     [...readFileSync(join(root, document), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
