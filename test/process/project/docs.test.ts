@@ -240,6 +240,25 @@ describe("the README's list of the agents subvisor drives", () => {
   });
 });
 
+describe('how the documents start Fen', () => {
+  // `fen --presenter rpc` is Fen's wire child (Fen's wire protocol page, "Child presenter"); Fen has no `--wire` flag.
+  // (`--profile fen` names a queue profile, not Fen's command line.)
+  const examples = readdirSync(join(root, 'examples')).filter((name) => name.endsWith('.mjs')).map((name) => `examples/${name}`);
+  const starts = [...documents, ...examples].flatMap((document) =>
+    [...readFileSync(join(root, document), 'utf8').matchAll(/(?:(?<!--[\w-]+ )\bfen --[\w-]+(?: \w+)?|['"]?command['"]?: ['"]fen['"], ['"]?args['"]?: \[[^\]]*\])/g)].map(
+      (match) => [document, match[0]] as const,
+    ),
+  );
+
+  it.each(starts)('%s: %s is `fen --presenter rpc`', (_document, start) => {
+    expect(start.replace(/["']/g, "'")).toMatch(/^(?:fen --presenter rpc|'?command'?: 'fen', '?args'?: \['--presenter', 'rpc'\])$/);
+  });
+
+  it('found the starts', () => {
+    expect(starts.length).toBeGreaterThan(10);
+  });
+});
+
 describe('links between the documents', () => {
   const links = documents.flatMap((document) =>
     [...readFileSync(join(root, document), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
