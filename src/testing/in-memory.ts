@@ -148,12 +148,15 @@ class InMemoryDriver implements Driver {
   }
 }
 
+/** createInMemoryRun's options: spawnRun's without what starts a process. */
+export type InMemoryRunOptions<T = unknown> = Omit<RunOptions<T>, 'command' | 'args' | 'protocol'>;
+
 /**
  * Starts a run whose child is played by the test, in-process: `createInMemoryRun({ task: 'hi' })`.
  * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started); `played`
  * says what the protocol reports and can do. Throws on invalid options, as spawnRun does.
  */
-export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'command' | 'args' | 'protocol'> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
+export function createInMemoryRun<T = unknown>(options: InMemoryRunOptions<T> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
   let driver: InMemoryDriver | undefined;
   const protocol: Protocol = {
     reports: { turns: true, toolCalls: true, tokens: true, costUsd: true, ...played.reports },

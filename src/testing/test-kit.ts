@@ -30,6 +30,11 @@ export interface TestKit {
   settle(): Promise<void>;
 }
 
+/** testKit's first argument: the test framework's hooks it registers with. */
+export interface TestKitHooks {
+  afterEach?: AfterEach;
+}
+
 /** How long `settle()` waits for killed fake processes to be gone. */
 const GONE_TIMEOUT_MS = 5_000;
 
@@ -43,7 +48,7 @@ const GONE_TIMEOUT_MS = 5_000;
  *
  * Without `afterEach`, call `await kit.settle()` yourself (e.g. from node:test's `afterEach`).
  */
-export function testKit(hooks: { afterEach?: AfterEach } = {}, options: TestKitOptions = {}): TestKit {
+export function testKit(hooks: TestKitHooks = {}, options: TestKitOptions = {}): TestKit {
   const killGraceMs = options.killGraceMs ?? 200;
   const fakeDefaults: FakeChildOptions = options.fake ?? { turnTickMs: 5, idleTickMs: 20 };
   let runs: Run[] = [];

@@ -1,11 +1,10 @@
 // Replaying a journal: as a Fen fake child process (replayChild), or in memory with every event's own shape (replayRun).
 import { readJournal } from '../../journal/read-journal.js';
 import type { Journal } from '../../journal/read-journal.js';
-import type { RunOptions } from '../../api/options.js';
 import { fakeChild } from '../fen-kit.js';
 import type { FakeChild } from '../fen-kit.js';
 import { createInMemoryRun } from '../in-memory.js';
-import type { InMemoryChild, InMemoryRun, PlayableEvent, ReceivedControl } from '../in-memory.js';
+import type { InMemoryChild, InMemoryRun, InMemoryRunOptions, PlayableEvent, ReceivedControl } from '../in-memory.js';
 import { delayOf, replayScriptOf } from './replay-script.js';
 import type { ReplayScript, ReplayTiming } from './replay-script.js';
 
@@ -58,15 +57,18 @@ export function replayChild(journal: string | Journal | ReplayScript, options: R
   return child;
 }
 
+/** replayRun's options: a replay's, and createInMemoryRun's. */
+export type ReplayRunOptions = ReplayOptions & InMemoryRunOptions;
+
 /**
  * A recorded run replayed in memory, no process: the same events with the same shapes whatever the
  * protocol (each with the fact it means for the run: acks, turns, deliveries, result, exit), acks sent
  * once their control arrived. `options` are createInMemoryRun's; the recorded task is the default task.
  */
-export function replayRun(journal: string | Journal | ReplayScript, options: ReplayOptions & Parameters<typeof createInMemoryRun>[0] = {}): InMemoryRun {
+export function replayRun(journal: string | Journal | ReplayScript, options: ReplayRunOptions = {}): InMemoryRun {
   const script = scriptOf(journal);
   const { timing = 'compressed', outlivesParent: _outlives, maxLifeMs: _cap, ...runOptions } = options;
-  const started = createInMemoryRun({ ...(script.task === undefined ? {} : { task: script.task }), ...runOptions } satisfies Omit<RunOptions, 'command' | 'args' | 'protocol'>);
+  const started = createInMemoryRun({ ...(script.task === undefined ? {} : { task: script.task }), ...runOptions } satisfies InMemoryRunOptions);
   void playInMemory(script, started.child, timing);
   return started;
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KNOWN_AGENT_EVENT_TYPES } from '../../../src/agent/known-events.js';
 import { OPTION_SPEC, PROTOCOL_NAMES } from '../../../src/cli/args.js';
@@ -256,6 +257,52 @@ describe('how the documents start Fen', () => {
 
   it('found the starts', () => {
     expect(starts.length).toBeGreaterThan(10);
+  });
+});
+
+describe('the types the documents name where each function is documented', () => {
+  /** The exports (types and values) of each entry point, read from the built declarations as a consumer sees them. */
+  const entries: Record<string, string> = {
+    subvisor: 'dist/index.d.ts',
+    'subvisor/testing': 'dist/testing/index.d.ts',
+    'subvisor/agent': 'dist/agent/index.d.ts',
+    'subvisor/child': 'dist/child/index.d.ts',
+    'subvisor/queue': 'dist/queue/index.d.ts',
+  };
+  const program = ts.createProgram(Object.values(entries).map((file) => join(root, file)), { noEmit: true, skipLibCheck: true });
+  const checker = program.getTypeChecker();
+  const exportsOf = (entry: string): string[] => {
+    const source = program.getSourceFile(join(root, entries[entry]!))!;
+    return checker.getExportsOfModule(checker.getSymbolAtLocation(source)!).map((symbol) => symbol.name);
+  };
+  /** Names of the language and of Node, not subvisor's. */
+  const BUILT_IN = new Set(['Promise', 'AsyncIterable']);
+
+  // "Types, from `subvisor/x`: `f(options: XOptions): X`; ..." (several "from" parts on one line are allowed).
+  const named = documents.flatMap((document) =>
+    readFileSync(join(root, document), 'utf8')
+      .split('\n')
+      .flatMap((line) => [...line.matchAll(/[Tt]ypes, from `(subvisor[\w/]*)`: (.*?)(?=from `subvisor|$)/g)])
+      .flatMap((match) =>
+        [...match[2]!.matchAll(/`([^`]+)`/g)].flatMap((span) =>
+          [...span[1]!.matchAll(/\b[A-Z]\w*/g)].filter((word) => !BUILT_IN.has(word[0])).map((word) => [document, match[1]!, word[0], span[1]!] as const),
+        ),
+      ),
+  );
+
+  it.each(named)('%s: `%s` exports %s (%s)', (_document, entry, type) => {
+    // A type the entry point's page borrows from the main entry (a `Journal` for a replay) is the main entry's.
+    expect([...exportsOf(entry), ...exportsOf('subvisor')]).toContain(type);
+  });
+
+  it('name the types of every function that takes options', () => {
+    const signatures = named.map(([, , , span]) => span);
+    const functions = [
+      'spawnRun', 'connectRun', 'attachRun', 'createSupervisor', 'sup.spawn', 'sup.serveDashboard', 'createQueueSupervisor', 'qs.spawn', 'startWorker',
+      'qs.serveDashboard', 'asAgent', 'collect', 'serveAgent', 'readJournal', 'fakeChild', 'testKit', 'createInMemoryRun', 'linkedStdio',
+      'replayChild', 'replayRun', 'fakeFa', 'fakeFuseraft', 'fakeFuseraftServe', 'fakeMewDaemon', 'fakeModel', 'model.setup',
+    ];
+    expect(functions.filter((name) => !signatures.some((span) => span.startsWith(`${name}(`)))).toEqual([]);
   });
 });
 
