@@ -97,7 +97,8 @@ ${section('Limits and sandbox of the tree (see docs/api.md#limits)', [
 
 ${section('Batch mode', [
   ['--tasks FILE', "run every task of FILE ('-': standard input) through a pool, one per line:",
-    'a JSON string (the task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
+    'the line as written, or, when it starts with { or ", JSON: a string (the',
+    'task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
     'stdout: one JSON line per task as it ends ({"id", "line", ...outcome});',
     'a bad line gets {"line", "status":"invalid", "error"} and the batch goes on.',
     'stderr: a live counts line on a terminal, then a summary and the usage',
