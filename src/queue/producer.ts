@@ -1,8 +1,9 @@
 // createQueueSupervisor: enqueues runs as BullMQ jobs (job id = run id), follows their streams, relays controls and cancels.
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
+import { queuePeers } from './peers.js';
 import { childlessOutcome } from '../run/outcome.js';
 import { parseRecord, queueKeys, resolveRetention } from './records.js';
 import type { JobData, QueueKeys } from './records.js';
@@ -68,7 +69,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     const connection = redisOptions(options.connection);
     this.#commands = createRedis(connection, onError);
     this.#readerClient = createRedis(connection, onError);
-    this.#queue = new Queue(this.#keys.queue, { connection, prefix: this.#keys.prefix });
+    this.#queue = new (queuePeers().bullmq.Queue)(this.#keys.queue, { connection, prefix: this.#keys.prefix });
     this.#queue.on('error', onError);
     this.#reader = new StreamReader(this.#readerClient, this.#commands, onError);
     this.#checkTimer = setInterval(() => void this.#checkQuiet(), this.#checkIntervalMs);
