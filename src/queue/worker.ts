@@ -8,6 +8,8 @@ import type { Outcome, RunEvent } from '../api/types.js';
 import { capAnswer, DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
 import { queuePeers } from './peers.js';
+import { WORKER_OPTION_KEYS } from './option-keys.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import { childlessOutcome } from '../run/outcome.js';
 import { checkProfiles, runOptionsFor } from './profiles.js';
 import { checkJobData, DEFAULT_RETENTION, parseControlMessage, queueKeys } from './records.js';
@@ -59,6 +61,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
   constructor(options: WorkerOptions) {
     super();
     if (typeof options !== 'object' || options === null) throw new TypeError('startWorker needs an options object');
+    refuseUnknownKeys(options, WORKER_OPTION_KEYS, 'startWorker');
     this.#keys = queueKeys(options.queue, options.prefix);
     this.#profiles = checkProfiles(options.profiles);
     const concurrency = options.concurrency ?? 1;

@@ -3,10 +3,11 @@ import { readJournal } from '../../journal/read-journal.js';
 import type { Journal } from '../../journal/read-journal.js';
 import { fakeChild } from '../fen-kit.js';
 import type { FakeChild } from '../fen-kit.js';
-import { createInMemoryRun } from '../in-memory.js';
+import { createInMemoryRun, IN_MEMORY_RUN_OPTION_KEYS } from '../in-memory.js';
 import type { InMemoryChild, InMemoryRun, InMemoryRunOptions, PlayableEvent, ReceivedControl } from '../in-memory.js';
 import { delayOf, replayScriptOf } from './replay-script.js';
 import type { ReplayScript, ReplayTiming } from './replay-script.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface ReplayOptions {
   /** How the events are spaced: `compressed` (default: as fast as the controls allow), `kept` (as recorded), or `{ speed }` (recorded gaps divided by it). */
@@ -30,6 +31,8 @@ function scriptOf(journal: string | Journal | ReplayScript): ReplayScript {
   return 'entries' in journal ? replayScriptOf(journal) : journal;
 }
 
+const REPLAY_OPTION_KEYS = Object.keys({ timing: true, outlivesParent: true, maxLifeMs: true } satisfies Record<keyof ReplayOptions, true>);
+
 /**
  * A Fen fake child that plays a recorded run (a journal's path, a journal, or its script): the recorded
  * events in order, each `control-ack` written once its control arrived (with the live control's seq),
@@ -40,6 +43,7 @@ function scriptOf(journal: string | Journal | ReplayScript): ReplayScript {
  * the other protocol's own fields under `extra` (`replayRun` keeps every shape).
  */
 export function replayChild(journal: string | Journal | ReplayScript, options: ReplayOptions = {}): ReplayChild {
+  refuseUnknownKeys(options, REPLAY_OPTION_KEYS, 'replayChild');
   const script = scriptOf(journal);
   const fake = fakeChild(
     {
@@ -66,6 +70,7 @@ export type ReplayRunOptions = ReplayOptions & InMemoryRunOptions;
  * once their control arrived. `options` are createInMemoryRun's; the recorded task is the default task.
  */
 export function replayRun(journal: string | Journal | ReplayScript, options: ReplayRunOptions = {}): InMemoryRun {
+  refuseUnknownKeys(options, [...REPLAY_OPTION_KEYS, ...IN_MEMORY_RUN_OPTION_KEYS], 'replayRun');
   const script = scriptOf(journal);
   const { timing = 'compressed', outlivesParent: _outlives, maxLifeMs: _cap, ...runOptions } = options;
   const started = createInMemoryRun({ ...(script.task === undefined ? {} : { task: script.task }), ...runOptions } satisfies InMemoryRunOptions);
