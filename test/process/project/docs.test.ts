@@ -112,6 +112,8 @@ describe('blocks run by this test', () => {
         timeout: 60_000,
       });
       expect(stdout.trim().length).toBeGreaterThan(0);
+      // A sample output shown after the block is what it prints (in any order: runs may interleave).
+      for (const line of (block.output ?? '').split('\n').filter((line) => line !== '')) expect(stdout.split('\n')).toContain(line);
     },
   );
 
