@@ -11,8 +11,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const SLOW_FILES = [
   // The package as a user gets it: the tarball installed into an app, with and without redis; docs and examples run.
   'package', 'without-redis', 'docs', 'examples',
-  // subvisor/queue on a real redis-server, and the dashboard in a real Chromium.
-  'queue', 'queue-faults', 'queue-dashboard', 'queue-telemetry', 'pool-queue', 'cli-queue', 'dashboard-browser',
+  // subvisor/queue on a real redis-server, and the dashboard (served from a queue's runs, and in a real Chromium).
+  'queue', 'queue-faults', 'queue-dashboard', 'queue-telemetry', 'pool-queue', 'cli-queue', 'cli-dashboard', 'dashboard-browser',
   // Property sweeps and the testing kit's exhaustive checks (the quick suite keeps one of each kind of child).
   'wire-properties', 'fake-child-random', 'fake-child-kit', 'fake-fuseraft', 'fake-fa', 'agent-conformance',
   // Minutes of CPU by design: many trees at once, memory and CPU hogs, bubblewrap, durable runs across parents.
