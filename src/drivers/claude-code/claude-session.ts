@@ -369,7 +369,7 @@ export class ClaudeSession {
     const error = status === 'failed' ? (resultText ?? errorsOf(frame) ?? `claude ended the turn with ${subtype || 'an error'}`) : undefined;
     const usage = isObject(frame['usage']) ? readUsage(frame['usage'], { counts: TOKEN_COUNTS }) : undefined;
     const total = frame['total_cost_usd'];
-    const turnUsage: Usage | undefined = typeof total === 'number' && Number.isFinite(total) && total >= this.#costSoFar ? { ...usage, costUsd: total - this.#costSoFar } : usage;
+    const turnUsage: Usage | undefined = typeof total === 'number' && Number.isFinite(total) && total >= this.#costSoFar ? { ...usage, costUsd: costDifference(total, this.#costSoFar) } : usage;
     if (typeof total === 'number' && Number.isFinite(total)) this.#costSoFar = Math.max(this.#costSoFar, total);
     const answer = status === 'completed' && resultText !== undefined ? boundedAnswer(resultText, this.#options.maxAnswerChars) : undefined;
     this.#lastStatus = status;
@@ -478,6 +478,11 @@ function errorsOf(frame: TypedFrame): string | undefined {
   if (!Array.isArray(errors)) return undefined;
   const texts = errors.filter((entry): entry is string => typeof entry === 'string');
   return texts.length === 0 ? undefined : texts.join('; ');
+}
+
+/** `total - before` without binary floating point's noise (15 significant digits, as the core sums costs): the turns' costs add up to the latest total. */
+function costDifference(total: number, before: number): number {
+  return Number((total - before).toPrecision(15));
 }
 
 /** Token counts summed; the cost is set by the caller (the cumulative figure). */
