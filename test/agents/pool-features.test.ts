@@ -1,24 +1,41 @@
-// The pool's features built for real agents, on the real codex 0.169.0 against fakeModel: the rate-limit gate shut by the
-// model's 429, limits on the tree (a tool that allocates), and the sandbox (codex and its own sandbox inside ours).
+// The pool's features built for real agents, on the real codex 0.169.0 and claude 2.1.328 against fakeModel: the
+// rate-limit gate shut by the model's 429, limits on the tree (a tool that allocates), and the sandbox (codex with its
+// own sandbox inside ours, and without it; Claude Code under ours).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSupervisor, spawnRun } from '../../src/index.js';
+import type { RunOptions } from '../../src/index.js';
+import type { FakeModelAgent } from '../../src/testing/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
+import { ANSWER, cellOptions, expectTreeGone, finishRun, openCell, until } from '../helpers/agent-cells.js';
 import { watchGate } from '../helpers/gate-watch.js';
-import { ANSWER, codexOptions, expectTreeGone, finishRun, openCodexCell, until } from '../helpers/codex-cells.js';
 
 const MiB = 1024 * 1024;
 
-describe.skipIf(agentBinary('codex') === undefined)('pool features on the real codex (0.169.0 in .agents/)', () => {
-  it("rate-limit gate: the model's 429 to one run shuts the pool; nothing starts until it reopens; every run ends done", async () => {
-    const cell = await openCodexCell([
-      { error: { status: 429, message: 'scripted rate limit', retryAfterSeconds: 2 } },
-      { text: ANSWER, times: Infinity },
-    ]);
-    const sup = createSupervisor({ concurrency: 3, defaults: codexOptions(cell), rateLimit: { holdMs: 2000, rampMs: 500 } });
+/** The agents these features are proven on: the protocol, fakeModel's setup, and the binary. */
+const AGENTS = [
+  { protocol: 'codex', agent: 'codex', binary: 'codex' },
+  { protocol: 'claude-code', agent: 'claude-code', binary: 'claude' },
+] as const satisfies ReadonlyArray<{ protocol: RunOptions['protocol']; agent: FakeModelAgent; binary: 'codex' | 'claude' }>;
+
+/**
+ * The sandbox of a cell's agent: its HOME writable (Codex keeps its sessions under CODEX_HOME there, Claude Code its
+ * under ~/.claude), and the network on, since the agent reaches fakeModel on the host's loopback (`network: false`
+ * would cut it from its model).
+ */
+function sandboxFor(cell: AgentHarness) {
+  return { writable: [cell.setup.home], network: true };
+}
+
+describe.each(AGENTS)('pool features on the real $binary', ({ protocol, agent, binary }) => {
+  const options = (cell: AgentHarness, extra: Partial<RunOptions> = {}) => cellOptions(protocol, cell, extra);
+
+  it.skipIf(agentBinary(binary) === undefined)("rate-limit gate: the model's 429 to one run shuts the pool; nothing starts until it reopens; every run ends done", async () => {
+    const cell = await openCell(agent, [{ error: { status: 429, message: 'scripted rate limit', retryAfterSeconds: 2 } }, { text: ANSWER, times: Infinity }]);
+    const sup = createSupervisor({ concurrency: 3, defaults: options(cell), rateLimit: { holdMs: 2000, rampMs: 500 } });
     try {
       const watch = watchGate(sup);
       const first = sup.spawn({ task: 'first' });
@@ -27,7 +44,7 @@ describe.skipIf(agentBinary('codex') === undefined)('pool features on the real c
       const outcomes = await Promise.all([first, ...later].map((run) => run.outcome));
       expect(outcomes.map((outcome) => [outcome.status, outcome.finalText])).toEqual(Array(3).fill(['done', ANSWER]));
       watch.expectHeldWhileShut();
-      // The first run's own retry (codex retries a 429 itself) is untouched by the gate: it answered too.
+      // The first run's own retry (the agent retries a 429 itself) is untouched by the gate: it answered too.
       expect(cell.model.turnRequests.length).toBe(4);
       expect(sup.rateLimited).toEqual({});
     } finally {
@@ -36,34 +53,38 @@ describe.skipIf(agentBinary('codex') === undefined)('pool features on the real c
     await expectTreeGone(cell, 10_000);
   });
 
-  it('limits: an approved tool that allocates past memoryBytes ends the run memory-limit, and the whole tree goes', async () => {
+  it.skipIf(agentBinary(binary) === undefined)('limits: an approved tool that allocates past memoryBytes ends the run memory-limit, and the whole tree goes', async () => {
     const hog = `node -e 'const held = []; setInterval(() => held.push(Buffer.alloc(${64 * MiB}, 1)), 100)'`;
-    const cell = await openCodexCell([{ text: 'Allocating.', shell: hog }, { text: 'never' }]);
-    const run = spawnRun(codexOptions(cell, { task: 'Allocate', approve: () => true, limits: { memoryBytes: 700 * MiB, sampleIntervalMs: 250 } }));
+    const cell = await openCell(agent, [{ text: 'Allocating.', shell: hog }, { text: 'never' }]);
+    // The agent alone is 100-300 MiB resident: the limit leaves it room, and the tool goes far over.
+    const limit = 900 * MiB;
+    const run = spawnRun(options(cell, { task: 'Allocate', approve: () => true, limits: { memoryBytes: limit, sampleIntervalMs: 250 } }));
     const { outcome } = await finishRun(cell, run);
-    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'memory-limit', limits: { exceeded: { limit: 'memoryBytes', max: 700 * MiB } } });
-    expect(outcome.limits?.exceeded?.seen).toBeGreaterThan(700 * MiB);
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'memory-limit', limits: { exceeded: { limit: 'memoryBytes', max: limit } } });
+    expect(outcome.limits?.exceeded?.seen).toBeGreaterThan(limit);
   });
 
-  it('sandbox: codex runs under bubblewrap with its own sandbox inside: the answer, and the tool writes in cwd', async () => {
-    const cell = await openCodexCell([{ text: 'Writing.', shell: 'touch inside.txt && echo done' }, { text: ANSWER }]);
-    const { outcome } = await finishRun(cell, spawnRun(codexOptions(cell, { task: 'Write a file', approve: () => true, sandbox: sandboxFor(cell) })));
+  it.skipIf(agentBinary(binary) === undefined)('sandbox: the agent runs under bubblewrap (its own sandbox, if any, inside): the answer, and the tool writes in cwd', async () => {
+    const cell = await openCell(agent, [{ text: 'Writing.', shell: 'touch inside.txt && echo done' }, { text: ANSWER }]);
+    const { outcome } = await finishRun(cell, spawnRun(options(cell, { task: 'Write a file', approve: () => true, sandbox: sandboxFor(cell) })));
     expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER });
     expect(existsSync(join(cell.cwd, 'inside.txt'))).toBe(true);
     expect(cell.model.turnRequests[1]?.toolResults[0]?.output).toContain('done');
   });
 
-  it("sandbox: with codex's own sandbox off, a tool's write outside cwd lands without ours and fails with it", async () => {
-    const outside = mkdtempSync(join(tmpdir(), 'codex-outside-'));
+  it.skipIf(agentBinary(binary) === undefined)("sandbox: a tool's write outside cwd lands without ours and fails with it (codex's own sandbox off)", async () => {
+    const outside = mkdtempSync(join(tmpdir(), `${agent}-outside-`));
     try {
       const write = (name: string) => `touch ${join(outside, name)}; touch inside-${name}; echo wrote`;
-      const unconfined = ['-c', 'sandbox_mode="danger-full-access"'];
-      const bare = await openCodexCell([{ text: 'Writing.', shell: write('bare') }, { text: ANSWER }]);
-      await finishRun(bare, spawnRun(codexOptions(bare, { task: 'Write', args: unconfined, approve: () => true })));
+      // Codex's own bubblewrap would refuse the write by itself: off, so only subvisor's sandbox stands in the way.
+      const unconfined = protocol === 'codex' ? { args: ['-c', 'sandbox_mode="danger-full-access"'] } : {};
+      const bare = await openCell(agent, [{ text: 'Writing.', shell: write('bare') }, { text: ANSWER }]);
+      await finishRun(bare, spawnRun(options(bare, { task: 'Write', ...unconfined, approve: () => true })));
       expect(existsSync(join(outside, 'bare'))).toBe(true);
 
-      const boxed = await openCodexCell([{ text: 'Writing.', shell: write('boxed') }, { text: ANSWER }]);
-      const { outcome } = await finishRun(boxed, spawnRun(codexOptions(boxed, { task: 'Write', args: unconfined, approve: () => true, sandbox: sandboxFor(boxed) })));
+      const boxed = await openCell(agent, [{ text: 'Writing.', shell: write('boxed') }, { text: ANSWER }]);
+      const run = spawnRun(options(boxed, { task: 'Write', ...unconfined, approve: () => true, sandbox: sandboxFor(boxed) }));
+      const { outcome } = await finishRun(boxed, run);
       expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER });
       expect(existsSync(join(boxed.cwd, 'inside-boxed'))).toBe(true);
       expect(existsSync(join(outside, 'boxed'))).toBe(false);
@@ -73,11 +94,3 @@ describe.skipIf(agentBinary('codex') === undefined)('pool features on the real c
     }
   });
 });
-
-/**
- * The sandbox of a cell's codex: its HOME writable (Codex keeps its sessions under CODEX_HOME there), and the network on,
- * since Codex reaches fakeModel on the host's loopback (`network: false` would cut the agent from its model).
- */
-function sandboxFor(cell: AgentHarness) {
-  return { writable: [cell.setup.home], network: true };
-}
