@@ -53,6 +53,28 @@ describe.each(AGENTS)('pool features on the real $binary', ({ protocol, agent, b
     await expectTreeGone(cell, 10_000);
   });
 
+  it.skipIf(agentBinary(binary) === undefined)("warm: each task goes to a waiting child, and a listener attached right after spawn() hears its turn from the start", async () => {
+    const cell = await openCell(agent, [{ text: ANSWER, times: Infinity }]);
+    const sup = createSupervisor({ concurrency: 2, warm: 1, defaults: options(cell) });
+    try {
+      // Four tasks one after another: the later ones go to children started as replacements, which a driver that
+      // starts the turn as it writes the prompt (claude-code's) once lost turn-started to.
+      for (const task of ['one', 'two', 'three', 'four']) {
+        await until(() => sup.counts.warm >= 1, 60_000, 'a warm child waiting');
+        const run = sup.spawn({ task, retainEvents: false });
+        const heard: string[] = [];
+        run.on('event', (event) => heard.push(event.type));
+        expect(await run.outcome).toMatchObject({ status: 'done', finalText: ANSWER });
+        // The child's own start (ready, notices) may come first; the task's turn is heard whole, then its exit.
+        expect(heard.filter((type) => type === 'turn-started' || type === 'turn-complete' || type === 'exit'), heard.join(' ')).toEqual(['turn-started', 'turn-complete', 'exit']);
+      }
+      expect(cell.model.turnRequests.map((request) => request.userText)).toEqual(['one', 'two', 'three', 'four']);
+    } finally {
+      await sup.shutdown({ mode: 'cancel' });
+    }
+    await expectTreeGone(cell, 10_000);
+  });
+
   it.skipIf(agentBinary(binary) === undefined)('limits: an approved tool that allocates past memoryBytes ends the run memory-limit, and the whole tree goes', async () => {
     const hog = `node -e 'const held = []; setInterval(() => held.push(Buffer.alloc(${64 * MiB}, 1)), 100)'`;
     const cell = await openCell(agent, [{ text: 'Allocating.', shell: hog }, { text: 'never' }]);
