@@ -1,5 +1,6 @@
 // What one cell of a real agent against fakeModel asserts (on the agent harness: a private HOME (and CODEX_HOME), a temp
 // cwd, every process tagged and reaped after the test): the invariants every cell holds, and small readings of a run.
+// Shared by the codex, claude-code and acp (Gemini CLI) matrices.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Outcome, Run, RunEvent, RunOptions } from '../../src/index.js';
@@ -11,7 +12,10 @@ import type { AgentHarness } from './agent-harness.js';
 export const THINKING = 'PRIVATE-REASONING-7f3a';
 export const ANSWER = 'The answer is 42.';
 
-/** Every cell's run ends within this (the agents take 0.4-2 s to answer initialize on a loaded machine; a 429 is retried after its retry-after). */
+/**
+ * Every cell's run ends within this (codex and claude take 0.4-2 s to answer initialize on a loaded machine, gemini
+ * 4-11 s; a 429 is retried after its retry-after).
+ */
 export const OUTCOME_BOUND_MS = 90_000;
 
 /** A cell: fakeModel scripted with `turns`, the agent's setup, a cwd; all of it goes when the test finishes. */
