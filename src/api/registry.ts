@@ -6,6 +6,8 @@ import { fuseraftBridgeProtocol, fuseraftProtocol } from '../drivers/fuseraft/fu
 import { fuseraftServeProtocol } from '../drivers/fuseraft/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
 import { codexProtocol } from '../drivers/codex/codex-driver.js';
+import { claudeCodeProtocol } from '../drivers/claude-code/claude-code-driver.js';
+import { acpProtocol } from '../drivers/acp/acp-driver.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/protocol/driver.ts),
@@ -18,6 +20,8 @@ export const PROTOCOLS = {
   'fuseraft-bridge': fuseraftBridgeProtocol,
   mew: mewSpawnProtocol,
   codex: codexProtocol,
+  'claude-code': claudeCodeProtocol,
+  acp: acpProtocol,
 } as const satisfies Record<string, Protocol>;
 
 /** The values of `RunOptions.protocol`. */

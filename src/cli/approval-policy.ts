@@ -87,6 +87,10 @@ export function describeRequest(request: ApprovalRequest): string {
       for (const change of request.changes) show(change.kind, change.movePath === undefined ? change.path : `${change.path} -> ${change.movePath}`);
       if (request.reason !== null) show('reason', request.reason);
       break;
+    case 'tool_call':
+      show('tool call', `${request.title} (${request.toolKind})`);
+      if (request.rawInput !== null) show('input', JSON.stringify(request.rawInput));
+      break;
   }
   return lines.join('\n');
 }

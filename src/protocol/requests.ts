@@ -9,7 +9,7 @@ export interface ApprovalBase {
   /**
    * Which protocol asked: the name the run was started with (`RunOptions.protocol`, `ConnectOptions.protocol`),
    * one of the registry's protocols that ask for approvals (`fuseraft`, `fuseraft-bridge`, `fuseraft-serve`,
-   * `mew`, `codex` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
+   * `mew`, `codex`, `acp` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
    * run's options, so a protocol added there needs no edit here.
    */
   protocol: string;
@@ -123,6 +123,32 @@ export interface FileChangeApproval extends ApprovalBase {
   reason: string | null;
 }
 
+/** One option of a {@link ToolCallApproval}, as the agent offered it. */
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  /** ACP's `PermissionOptionKind`: `allow_once`, `allow_always`, `reject_once`, `reject_always`. */
+  kind: string;
+}
+
+/**
+ * `tool_call` (an ACP agent's `session/request_permission`): the agent wants to run the tool call `toolCallId`.
+ * Approved, subvisor selects the `allow_once` option (`allow_always` when that is the only one); denied, the
+ * `reject_once` option (the outcome `cancelled` when none is offered).
+ */
+export interface ToolCallApproval extends ApprovalBase {
+  kind: 'tool_call';
+  known: true;
+  toolCallId: string;
+  /** What the agent shows a person (Gemini CLI 0.61.0: the command, or the file and what is done to it). */
+  title: string;
+  /** ACP's `ToolKind`: `read`, `edit`, `delete`, `move`, `search`, `execute`, `think`, `fetch`, `switch_mode`, `other`. */
+  toolKind: string;
+  /** The tool's input as the agent sent it (untrusted); null when absent (Gemini CLI 0.61.0 sends none). */
+  rawInput: JsonValue;
+  options: PermissionOption[];
+}
+
 /**
  * A kind this version of subvisor does not know, or a known kind whose fields are not what seed 002
  * documents (a `shell_command` without a string `command` is not a request anyone can judge). Only
@@ -145,6 +171,7 @@ export type ApprovalRequest =
   | PlanApproval
   | GoalProposalApproval
   | FileChangeApproval
+  | ToolCallApproval
   | UnknownApproval;
 
 /**

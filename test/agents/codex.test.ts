@@ -7,19 +7,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
-import type { ApprovalRequest, RateLimitFields, Run } from '../../src/index.js';
+import type { ApprovalRequest, RateLimitFields, Run, RunOptions } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
 import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
-import { ANSWER, codexOptions, definedOf, expectTreeGone, finishRun, openCodexCell, runs, streamed, THINKING, until } from '../helpers/codex-cells.js';
+import { ANSWER, cellOptions, definedOf, expectTreeGone, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PARENT = join(ROOT, 'test', 'helpers', 'codex-parent.mjs');
+const PARENT = join(ROOT, 'test', 'helpers', 'agent-parent.mjs');
 const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
 
+const codexOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('codex', cell, extra);
+
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
-async function inCell(turns: Parameters<typeof openCodexCell>[0], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
-  await body(await openCodexCell(turns));
+async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
+  await body(await openCell('codex', turns));
 }
 
 describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-server in .agents/)', () => {

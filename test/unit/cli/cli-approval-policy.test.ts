@@ -57,4 +57,10 @@ describe('--approve', () => {
     );
     expect(describeRequest({ ...mew, kind: 'goal_proposal', callId: 'c', objective: 'Make the tests pass' })).toBe('mew asks for approval: goal_proposal\n  goal: Make the tests pass');
   });
+
+  it("describes an ACP agent's tool call by its title, kind and input", () => {
+    const acp = { protocol: 'acp', fields: {}, known: true as const, kind: 'tool_call' as const, toolCallId: 'run_shell_command-1', toolKind: 'execute', options: [] };
+    expect(describeRequest({ ...acp, title: 'touch a.txt', rawInput: null })).toBe('acp asks for approval: tool_call\n  tool call: touch a.txt (execute)');
+    expect(describeRequest({ ...acp, title: 'Edit', rawInput: { path: 'a.txt' } })).toBe('acp asks for approval: tool_call\n  tool call: Edit (execute)\n  input: {"path":"a.txt"}');
+  });
 });

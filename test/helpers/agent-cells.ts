@@ -1,9 +1,10 @@
-// What one cell of the real codex against fakeModel asserts (on the agent harness: a private HOME and CODEX_HOME, a temp
+// What one cell of a real agent against fakeModel asserts (on the agent harness: a private HOME (and CODEX_HOME), a temp
 // cwd, every process tagged and reaped after the test): the invariants every cell holds, and small readings of a run.
+// Shared by the codex, claude-code and acp (Gemini CLI) matrices.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Outcome, Run, RunEvent, RunOptions } from '../../src/index.js';
-import type { FakeModelOptions } from '../../src/testing/index.js';
+import type { FakeModelAgent, FakeModelOptions } from '../../src/testing/index.js';
 import { agentHarness } from './agent-harness.js';
 import type { AgentHarness } from './agent-harness.js';
 
@@ -11,17 +12,20 @@ import type { AgentHarness } from './agent-harness.js';
 export const THINKING = 'PRIVATE-REASONING-7f3a';
 export const ANSWER = 'The answer is 42.';
 
-/** Every cell's run ends within this (codex takes 0.4-2 s to answer initialize on a loaded machine; a 429 is retried after its retry-after). */
+/**
+ * Every cell's run ends within this (codex and claude take 0.4-2 s to answer initialize on a loaded machine, gemini
+ * 4-11 s; a 429 is retried after its retry-after).
+ */
 export const OUTCOME_BOUND_MS = 90_000;
 
-/** A cell: fakeModel scripted with `turns`, codex's setup, a cwd; all of it goes when the test finishes. */
-export function openCodexCell(turns: FakeModelOptions['turns'], modelOptions: Omit<FakeModelOptions, 'turns'> = {}): Promise<AgentHarness> {
-  return agentHarness('codex', { turns, ...modelOptions });
+/** A cell: fakeModel scripted with `turns`, the agent's setup, a cwd; all of it goes when the test finishes. */
+export function openCell(agent: FakeModelAgent, turns: FakeModelOptions['turns'], modelOptions: Omit<FakeModelOptions, 'turns'> = {}): Promise<AgentHarness> {
+  return agentHarness(agent, { turns, ...modelOptions });
 }
 
-/** The options of a cell's run (protocol codex, the installed binary, the cell's environment and cwd), with `extra`. */
-export function codexOptions(cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions {
-  return { protocol: 'codex', command: cell.command, env: cell.env, cwd: cell.cwd, killGraceMs: 2000, readyTimeoutMs: 60_000, ...extra };
+/** The options of a cell's run (the protocol, the installed binary, the cell's environment and cwd), with `extra`. */
+export function cellOptions(protocol: RunOptions['protocol'], cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions {
+  return { protocol, command: cell.command, env: cell.env, cwd: cell.cwd, killGraceMs: 2000, readyTimeoutMs: 60_000, ...extra };
 }
 
 export interface Ran {
@@ -53,7 +57,7 @@ export async function finishRun(cell: AgentHarness, run: Run, checks: { treeGone
   return { events, outcome, ms };
 }
 
-/** No process of the cell's tree is left (codex, its sandbox helpers, their shells and children), within `waitMs`. */
+/** No process of the cell's tree is left (the agent, its helpers, their shells and children), within `waitMs`. */
 export async function expectTreeGone(cell: AgentHarness, waitMs = 0): Promise<void> {
   const until = Date.now() + waitMs;
   let live = cell.liveProcesses();

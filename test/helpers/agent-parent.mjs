@@ -1,4 +1,4 @@
-// A parent the parent-sigkill cell kills with SIGKILL: one codex run through the built subvisor, approving every command, kept alive.
+// A parent the parent-sigkill cells kill with SIGKILL: one agent run through the built subvisor (its options in argv), approving every tool, kept alive.
 import { spawnRun } from '../../dist/index.js';
 
 const options = JSON.parse(process.argv[2]);
