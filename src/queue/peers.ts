@@ -2,7 +2,8 @@
 import { createRequire } from 'node:module';
 
 /** What a project that uses subvisor/queue runs once (they are optional peers: `npm install subvisor` does not bring them). */
-export const INSTALL_PEERS = 'npm install bullmq ioredis';
+const INSTALL_PEERS = 'npm install bullmq ioredis';
+const PEERS = ['bullmq', 'ioredis'];
 
 /**
  * Loaded with require, on first use rather than at import: the CLI reaches the queue's modules for `supervise worker`
@@ -21,8 +22,9 @@ function required<T>(name: string): T {
   try {
     return load(name) as T;
   } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && (error as Error).message.includes(`'${name}'`);
-    if (!missing) throw error;
-    throw new Error(`subvisor/queue needs BullMQ and ioredis, optional peer dependencies that npm does not install with subvisor (${name} is missing): ${INSTALL_PEERS}`, { cause: error });
+    // BullMQ requires ioredis itself: whichever of the two is absent is the one to name.
+    const missing = (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ? PEERS.find((peer) => (error as Error).message.includes(`'${peer}'`)) : undefined;
+    if (missing === undefined) throw error;
+    throw new Error(`subvisor/queue needs BullMQ and ioredis, optional peer dependencies that npm does not install with subvisor (${missing} is missing): ${INSTALL_PEERS}`, { cause: error });
   }
 }
