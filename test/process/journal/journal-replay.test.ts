@@ -154,9 +154,12 @@ describe('a journal of a real Fen run, replayed as a fake child', () => {
       return { gap: at('text after') - at('text before'), types: seen.map(([type]) => type) };
     };
     const kept = await replayed('kept');
-    expect(kept.gap).toBeGreaterThanOrEqual(350);
+    // The child keeps the recorded 400 ms; the parent hears it later by up to a read of its tail, so 'before' may
+    // come late and the gap heard shrink (287 ms was seen at load 12.6): 250 ms still tells kept from compressed.
+    expect(kept.gap).toBeGreaterThanOrEqual(250);
     const compressed = await replayed('compressed');
     expect(compressed.types).toEqual(kept.types);
+    expect(compressed.gap).toBeLessThan(kept.gap);
   });
 });
 
