@@ -20,6 +20,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const claudeOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('claude-code', cell, extra);
 
+/** Claude Code's sockets in the cell's runtime folder ($XDG_RUNTIME_DIR/cc-socks): one is left by a killed process. */
+function sockets(cell: AgentHarness): string[] {
+  const dir = join(cell.env['XDG_RUNTIME_DIR']!, 'cc-socks');
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
 async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
   await body(await openCell('claude-code', turns));
@@ -102,6 +108,7 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       await run.cancel();
       const { outcome } = await ran;
       expect(outcome.status).toBe('cancelled');
+      expect(sockets(cell)).toEqual([]);
     });
   });
 
@@ -110,6 +117,7 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       const { outcome, ms } = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'Hang', timeoutMs: 20_000 })));
       expect(outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline' });
       expect(ms).toBeLessThan(20_000 + 3 * 2000 + 10_000);
+      expect(sockets(cell)).toEqual([]);
     });
   });
 
@@ -195,6 +203,8 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
         parent.kill('SIGKILL');
         await new Promise((resolve) => parent.once('exit', resolve));
         await expectTreeGone(cell, 30_000);
+        // With its parent gone Claude Code's stdin ends: it exits by itself and removes its socket.
+        expect(sockets(cell)).toEqual([]);
       } finally {
         parent.kill('SIGKILL');
       }

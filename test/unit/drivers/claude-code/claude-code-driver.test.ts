@@ -1,4 +1,8 @@
 // The claude-code driver against a scripted Claude Code over a linked in-memory stdio pair (lines shaped like 2.1.328's): the handshake, turns, cost, permissions, cancel, steer and follow-up delivery, bad lines, the end.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLAUDE_FLAGS, claudeArgs, claudeCodeProtocol } from '../../../../src/drivers/claude-code/claude-code-driver.js';
 import type { Control, Driver, DriverSink, SendOutcome } from '../../../../src/protocol/driver.js';
@@ -62,6 +66,7 @@ function options(extra: Partial<ResolvedRunOptions> = {}): ResolvedRunOptions {
     outputSchema: undefined,
     approve: undefined,
     budget: undefined,
+    env: {},
     ...extra,
   } as ResolvedRunOptions;
 }
@@ -281,5 +286,27 @@ describe('claude-code driver', () => {
     expect(events.find((event) => event['type'] === 'tool-result')).toMatchObject({ name: 'Bash', toolCallId: 'toolu_1', isError: false, result: 'a\nb' });
     expect(log).toContain('toolCalled');
     driver.dispose();
+  });
+
+  it('removes the socket a killed Claude Code leaves ($XDG_RUNTIME_DIR/cc-socks/<pid>.sock), and nothing that is not a socket', async () => {
+    const runtime = mkdtempSync(join(tmpdir(), 'claude-runtime-'));
+    const server = createServer();
+    try {
+      mkdirSync(join(runtime, 'cc-socks'));
+      const socket = join(runtime, 'cc-socks', '4242.sock');
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      const killed = started({ env: { XDG_RUNTIME_DIR: runtime } });
+      killed.peer.end();
+      await killed.driver.finish({ exitCode: null, signal: 'SIGKILL', spawnFailed: false });
+      expect(existsSync(socket)).toBe(false);
+      writeFileSync(socket, 'not a socket');
+      const other = started({ env: { XDG_RUNTIME_DIR: runtime } });
+      other.peer.end();
+      await other.driver.finish({ exitCode: 0, signal: null, spawnFailed: false });
+      expect(existsSync(socket)).toBe(true);
+    } finally {
+      server.close();
+      rmSync(runtime, { recursive: true, force: true });
+    }
   });
 });
