@@ -242,7 +242,9 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       const run = spawnRun(claudeOptions(cell, { task: 'Run it', approve: () => true, budget: { maxTurns: 1 } }));
       const { outcome } = await finishRun(cell, run);
       expect(cell.model.turnRequests).toHaveLength(1);
-      expect(outcome).toMatchObject({ status: 'failed', error: 'Reached maximum number of turns (1)' });
+      // subvisor's own count reached its limit too: its verdict names both.
+      expect(outcome.status).toBe('failed');
+      expect(outcome.error).toContain('Reached maximum number of turns (1)');
     });
   });
 

@@ -64,6 +64,8 @@ export class ClaudeSession {
   readonly #taskRef: number | undefined;
   #controlIds = 0;
   #fatal = false;
+  /** Whether the task's user line went out right behind `initialize` (undefined: no task). */
+  #taskWritten: boolean | undefined;
 
   /** The turn running: its number and the input that began it (undefined: one Claude Code began by itself). */
   #turn: { number: number; origin: SentInput | undefined } | undefined;
@@ -121,7 +123,11 @@ export class ClaudeSession {
   /* The handshake                                                                                  */
   /* ---------------------------------------------------------------------------------------------- */
 
-  /** The process is up: `initialize`; its answer is ready (bounded by the run's ready timer). */
+  /**
+   * The process is up: `initialize`, and the task's user line right behind it, as the Agent SDKs write them
+   * (Claude Code reads its stdin in order: the turn starts once it is initialized, a round trip sooner than after
+   * the answer). `initialize`'s answer is ready (bounded by the run's ready timer).
+   */
   start(): void {
     this.#control({ subtype: 'initialize', hooks: null }, undefined, {
       settled: () => this.#initialized(),
@@ -132,6 +138,7 @@ export class ClaudeSession {
         this.#facts.fatal('protocol-error', `claude refused initialize: ${failure.reason}`);
       },
     });
+    if (this.#taskRef !== undefined) this.#taskWritten = this.#write({ ref: this.#taskRef, kind: 'task', text: this.#options.task! });
   }
 
   #initialized(): void {
@@ -141,14 +148,10 @@ export class ClaudeSession {
     this.#facts.ready();
     this.#facts.event({ type: 'ready' });
     if (this.#taskRef === undefined) return;
+    if (this.#taskWritten !== true) return this.#facts.ack(this.#taskRef, 'rejected', "claude's stdin is closed");
     this.#state = 'running';
-    const task = { ref: this.#taskRef, kind: 'task', text: this.#options.task! } as const;
-    if (this.#write(task)) {
-      this.#facts.ack(this.#taskRef, 'accepted');
-      this.#open(task);
-    } else {
-      this.#facts.ack(this.#taskRef, 'rejected', "claude's stdin is closed");
-    }
+    this.#facts.ack(this.#taskRef, 'accepted');
+    this.#open(this.#sent.find((input) => input.kind === 'task'));
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -204,12 +207,18 @@ export class ClaudeSession {
           this.#cancelled = true;
           this.#permissions.shutDown();
           this.#dropHeld('the run was cancelled');
-          if (this.#turn === undefined) this.#endInput();
+          // The task written behind initialize runs unless interrupted: its aborted result ends stdin.
+          if (this.#turn === undefined && !this.#taskPending()) this.#endInput();
           else this.#interrupt();
           return accepted;
         },
       },
     });
+  }
+
+  /** The task went out behind `initialize` and no turn has ended yet (the run was not ready when it was cancelled). */
+  #taskPending(): boolean {
+    return this.#taskWritten === true && this.#lastStatus === undefined;
   }
 
   /** A turn that could not be started: the state goes back (nothing runs). */

@@ -123,14 +123,14 @@ describe('claude-code driver', () => {
     expect(claudeCodeProtocol).toMatchObject({ defaultCommand: 'claude', resumes: true, asksApproval: true, reports: { costUsd: true } });
   });
 
-  it('is ready once initialize is answered, writes the task then; a turn is its result: usage, the cost, the answer; close ends stdin, exit 0 is done', async () => {
+  it('writes the task behind initialize, is ready once initialize is answered; a turn is its result: usage, the cost, the answer; close ends stdin, exit 0 is done', async () => {
     const { driver, launch, peer, written, log, events, turns, results } = started();
     expect(launch).toMatchObject({ taskRef: 1, process: { command: 'claude', stdin: 'pipe', stdout: 'driver' } });
-    await until(() => peer.lines.length === 1);
-    expect(log).toEqual([]);
-    await answerInitialize(peer);
     await until(() => peer.lines.length === 2);
     expect(written()[1]).toEqual({ type: 'user', message: { role: 'user', content: 'Say hello' }, parent_tool_use_id: null, session_id: '' });
+    expect(log).toEqual([]);
+    await answerInitialize(peer);
+    await until(() => log.length === 5);
     expect(log).toEqual(['ready', 'event ready', 'ack 1 accepted', 'turnStarted 1', 'event turn-started']);
     playTurn(peer, 'Hello.', 0.05, 'Say hello');
     await until(() => turns.length === 1);
@@ -202,6 +202,22 @@ describe('claude-code driver', () => {
     peer.send({ type: 'result', subtype: 'success', is_error: false, terminal_reason: 'aborted_streaming', total_cost_usd: 0.01, usage: {} });
     await until(() => peer.inputEnded);
     expect(log).toContain('turnCompleted 1 aborted');
+    peer.end();
+    await driver.finish({ exitCode: 1, signal: null, spawnFailed: false });
+    expect(log.at(-1)).toBe('exit cancelled');
+  });
+
+  it('cancel before ready: the task written behind initialize is interrupted, and stdin ends after its aborted result', async () => {
+    const { driver, peer, written, log } = started();
+    await until(() => peer.lines.length === 2);
+    send(driver, { type: 'cancel' });
+    await until(() => peer.lines.length === 3);
+    expect(written()[2]).toMatchObject({ type: 'control_request', request: { subtype: 'interrupt' } });
+    expect(peer.inputEnded).toBe(false);
+    await answerInitialize(peer);
+    peer.send({ type: 'result', subtype: 'error_during_execution', is_error: false, terminal_reason: 'aborted_streaming', total_cost_usd: 0, usage: {} });
+    await until(() => peer.inputEnded);
+    expect(log).not.toContain('ready');
     peer.end();
     await driver.finish({ exitCode: 1, signal: null, spawnFailed: false });
     expect(log.at(-1)).toBe('exit cancelled');
