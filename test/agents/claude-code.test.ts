@@ -182,6 +182,24 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
+  it('finalize: mid-stream, the turn is interrupted, then the note is one last turn whose answer is the run\'s', async () => {
+    const pieces = Array.from({ length: 40 }, (_, i) => `piece${i} `);
+    await inCell([{ text: pieces, delayMs: 250 }, { text: 'The final answer.' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Stream slowly' }));
+      let asked = false;
+      run.on('event', (event) => {
+        if (event.type !== 'assistant-text-delta' || asked) return;
+        asked = true;
+        void run.finalize('Stop now and give the final answer.');
+      });
+      const { events, outcome } = await finishRun(cell, run);
+      expect(events.filter((event) => event.type === 'turn-complete').map((event) => event.stopReason)).toEqual(['aborted', 'end_turn']);
+      // 2.1.328 puts its own "[Request interrupted by user]" before the next user text.
+      expect(cell.model.turnRequests[1]?.userText).toBe('[Request interrupted by user]\n\nStop now and give the final answer.');
+      expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'The final answer.' });
+    });
+  });
+
   it('rate-limit: a 429 Claude Code retries gives rate-limit news (system/api_retry), then the answer', async () => {
     await inCell([{ error: { status: 429, message: 'scripted rate limit', retryAfterSeconds: 1 } }, { text: ANSWER }], async (cell) => {
       const run = spawnRun(claudeOptions(cell, { task: 'Answer despite the limit' }));
