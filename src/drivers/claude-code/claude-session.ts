@@ -38,7 +38,8 @@ interface SentInput {
  * The driver logic of one `claude --input-format stream-json` process. The run state follows the (state,
  * control) table (`actOnControl`), so every control gets the Ack a Fen child would give. Claude Code is ready
  * once it answered `initialize` (it writes nothing before it is spoken to, and `system/init` comes only with
- * the first turn). Every prompt is a user line; a turn ends with a `result`. A steer while a turn runs is a
+ * the first turn); the task's user line goes right behind `initialize`. Every prompt is a user line; a turn ends
+ * with a `result`. A steer while a turn runs is a
  * user line too: Claude Code folds it into the running turn (2.1.328: between tool calls, as "The user sent a
  * new message while you were working") or, when the turn has no tool call left, runs it as the next turn; it is
  * delivered when Claude Code replays it, and dropped if the process goes first. A follow-up while a turn runs
@@ -85,7 +86,7 @@ export class ClaudeSession {
     if (options.task !== undefined) this.#taskRef = this.#nextRef++;
   }
 
-  /** The ref of the task prompt (accepted once it is written, after `initialize` was answered). */
+  /** The ref of the task prompt (written behind `initialize`, accepted once that is answered). */
   get taskRef(): number | undefined {
     return this.#taskRef;
   }
@@ -124,7 +125,7 @@ export class ClaudeSession {
   }
 
   #initialized(): void {
-    // Cancelled while the handshake ran: stdin has ended already.
+    // Cancelled or closed while the handshake ran: the task (if any) is being interrupted, or stdin has ended.
     if (this.#state !== 'starting') return;
     this.#state = advance(this.#state, 'started');
     this.#facts.ready();
