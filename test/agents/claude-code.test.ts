@@ -252,6 +252,10 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       const second = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'What was it?', resume: sessionId })));
       expect(second.outcome).toMatchObject({ status: 'done', finalText: 'It was 7.', sessionId });
       expect(cell.model.turnRequests[1]?.userTexts).toEqual(['Remember 7', 'What was it?']);
+      const unknown = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'x', resume: '01a24e1b-0000-4000-8000-000000000000' })));
+      expect(unknown.outcome).toMatchObject({ status: 'failed', errorCode: 'unknown-session' });
+      expect(unknown.outcome.error).toContain('No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000');
+      expect(cell.model.turnRequests).toHaveLength(2);
     });
   });
 

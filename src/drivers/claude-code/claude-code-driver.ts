@@ -80,6 +80,7 @@ class ClaudeCodeDriver implements Driver {
         approve: options.approve,
         maxAnswerChars: options.maxAnswerChars,
         requestMs: CLAUDE_REQUEST_MS,
+        resumes: options.resume !== undefined,
       },
     );
   }

@@ -23,6 +23,8 @@ export interface ClaudeSessionOptions {
   maxAnswerChars: number;
   /** The bound of an interrupt's answer. */
   requestMs: number;
+  /** Whether the run resumes a session (`--resume`): a session Claude Code does not have fails it `unknown-session`. */
+  resumes: boolean;
 }
 
 /** A user line written to Claude Code and not yet replayed (`--replay-user-messages`): its control, and what it was. */
@@ -300,6 +302,7 @@ export class ClaudeSession {
 
   /** `result`: the turn's end, its usage (the cost is the growth of the process's cumulative `total_cost_usd`), its answer or error. */
   #result(frame: TypedFrame): void {
+    if (this.#unknownSession(frame)) return;
     if (this.#turn === undefined) this.#open(undefined);
     const turn = this.#turn!;
     this.#turn = undefined;
@@ -312,6 +315,21 @@ export class ClaudeSession {
     if (end.usage !== undefined) draft.usage = end.usage;
     if (end.error !== undefined) draft.error = end.error;
     this.#facts.event(draft);
+  }
+
+  /**
+   * 2.1.328 given `--resume` with an id it has no session for: a first `result` with `num_turns: 0` whose `errors`
+   * say "No conversation found with session ID: ...", then exit 1 by itself. The run fails `unknown-session`.
+   */
+  #unknownSession(frame: TypedFrame): boolean {
+    if (!this.#options.resumes || this.#count > 1 || this.#results.last.status !== undefined || frame['num_turns'] !== 0) return false;
+    const errors = frame['errors'];
+    const text = Array.isArray(errors) ? errors.find((entry): entry is string => typeof entry === 'string' && entry.startsWith('No conversation found')) : undefined;
+    if (text === undefined) return false;
+    this.#fatal = true;
+    this.#controls.shutDown();
+    this.#facts.fatal('unknown-session', `claude could not resume the session: ${text}`);
+    return true;
   }
 
   /** What the end of a turn sets off: the end of stdin, the finalize's last turn, the next follow-up. */

@@ -272,6 +272,19 @@ describe('claude-code driver', () => {
     expect(log.at(-1)).toBe('exit failed: API Error: 400 bad request');
   });
 
+  it('--resume of a session Claude Code does not have: its first result says so, the run fails unknown-session', async () => {
+    const { peer, log } = started({ resume: '01a24e1b-0000-4000-8000-000000000000' });
+    await answerInitialize(peer);
+    peer.send({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, total_cost_usd: 0, usage: {}, errors: ['No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000'] });
+    await until(() => log.some((entry) => entry.startsWith('fatal')));
+    expect(log.at(-1)).toBe('fatal unknown-session: claude could not resume the session: No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000');
+    const plain = started();
+    await answerInitialize(plain.peer);
+    plain.peer.send({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, total_cost_usd: 0, usage: {}, errors: ['No conversation found with session ID: x'] });
+    await until(() => plain.log.includes('turnCompleted 1 error'));
+    expect(plain.log.some((entry) => entry.startsWith('fatal'))).toBe(false);
+  });
+
   it('bad lines are rejected and the run goes on; a request it does not serve gets an error answer; rate-limit news is reported', async () => {
     const { driver, peer, written, log, events } = started();
     await answerInitialize(peer);
