@@ -165,6 +165,23 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
+  it('steer while text streams (no tool call left): Claude Code runs it as the next turn, delivered when it takes it up', async () => {
+    const pieces = ['one ', 'two ', 'three ', 'four'];
+    await inCell([{ text: pieces, delayMs: 300 }, { text: 'After the steer, banana.' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Count' }));
+      let delivery: Promise<Delivery | undefined> | undefined;
+      run.on('event', (event) => {
+        if (event.type !== 'assistant-text-delta' || delivery !== undefined) return;
+        delivery = run.steer('STEER: also say banana').then((answer) => answer.delivery);
+      });
+      const { events, outcome } = await finishRun(cell, run);
+      expect(await delivery).toBe('injected');
+      expect(events.find((event) => event.type === 'steering-injected')).toMatchObject({ text: 'STEER: also say banana' });
+      expect(cell.model.turnRequests.map((request) => request.userText)).toEqual(['Count', 'STEER: also say banana']);
+      expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'After the steer, banana.' });
+    });
+  });
+
   it('follow-up: a follow-up sent mid-turn waits for the turn, then is the next turn', async () => {
     const pieces = ['one ', 'two ', 'three ', 'four'];
     await inCell([{ text: pieces, delayMs: 300 }, { text: 'The follow-up answer.' }], async (cell) => {
