@@ -287,6 +287,18 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
+  it("budget: maxCostUsd becomes --max-budget-usd: past it Claude Code ends the turn, the run fails with its message and its cost", async () => {
+    await inCell([{ text: 'Running.', shell: 'touch costly.txt' }, { text: 'never' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Run it', approve: () => true, budget: { maxCostUsd: 0.01 } }));
+      const { events, outcome } = await finishRun(cell, run);
+      expect(cell.model.turnRequests).toHaveLength(1);
+      expect(events.find((event) => event.type === 'turn-complete')).toMatchObject({ stopReason: 'error', extra: { subtype: 'error_max_budget_usd', terminal_reason: 'budget_exhausted' } });
+      expect(outcome.status).toBe('failed');
+      expect(outcome.error).toContain('Reached maximum budget ($0.01)');
+      expect(outcome.usage?.costUsd).toBeGreaterThan(0.01);
+    });
+  });
+
   it('output-schema: the JSON answer becomes outcome.data', async () => {
     await inCell([{ text: '{"answer": 42}' }], async (cell) => {
       const outputSchema = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
