@@ -20,6 +20,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const claudeOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('claude-code', cell, extra);
 
+/** Claude Code's sockets in the cell's runtime folder ($XDG_RUNTIME_DIR/cc-socks): one is left by a killed process. */
+function sockets(cell: AgentHarness): string[] {
+  const dir = join(cell.env['XDG_RUNTIME_DIR']!, 'cc-socks');
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
 async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
   await body(await openCell('claude-code', turns));
@@ -102,6 +108,7 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       await run.cancel();
       const { outcome } = await ran;
       expect(outcome.status).toBe('cancelled');
+      expect(sockets(cell)).toEqual([]);
     });
   });
 
@@ -110,6 +117,7 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       const { outcome, ms } = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'Hang', timeoutMs: 20_000 })));
       expect(outcome).toMatchObject({ status: 'timed-out', errorCode: 'deadline' });
       expect(ms).toBeLessThan(20_000 + 3 * 2000 + 10_000);
+      expect(sockets(cell)).toEqual([]);
     });
   });
 
@@ -157,6 +165,23 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
+  it('steer while text streams (no tool call left): Claude Code runs it as the next turn, delivered when it takes it up', async () => {
+    const pieces = ['one ', 'two ', 'three ', 'four'];
+    await inCell([{ text: pieces, delayMs: 300 }, { text: 'After the steer, banana.' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Count' }));
+      let delivery: Promise<Delivery | undefined> | undefined;
+      run.on('event', (event) => {
+        if (event.type !== 'assistant-text-delta' || delivery !== undefined) return;
+        delivery = run.steer('STEER: also say banana').then((answer) => answer.delivery);
+      });
+      const { events, outcome } = await finishRun(cell, run);
+      expect(await delivery).toBe('injected');
+      expect(events.find((event) => event.type === 'steering-injected')).toMatchObject({ text: 'STEER: also say banana' });
+      expect(cell.model.turnRequests.map((request) => request.userText)).toEqual(['Count', 'STEER: also say banana']);
+      expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'After the steer, banana.' });
+    });
+  });
+
   it('follow-up: a follow-up sent mid-turn waits for the turn, then is the next turn', async () => {
     const pieces = ['one ', 'two ', 'three ', 'four'];
     await inCell([{ text: pieces, delayMs: 300 }, { text: 'The follow-up answer.' }], async (cell) => {
@@ -171,6 +196,24 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       expect(events.find((event) => event.type === 'follow-up-injected')).toMatchObject({ text: 'And then?' });
       expect(cell.model.turnRequests.map((request) => request.userText)).toEqual(['Count', 'And then?']);
       expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'The follow-up answer.' });
+    });
+  });
+
+  it('finalize: mid-stream, the turn is interrupted, then the note is one last turn whose answer is the run\'s', async () => {
+    const pieces = Array.from({ length: 40 }, (_, i) => `piece${i} `);
+    await inCell([{ text: pieces, delayMs: 250 }, { text: 'The final answer.' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Stream slowly' }));
+      let asked = false;
+      run.on('event', (event) => {
+        if (event.type !== 'assistant-text-delta' || asked) return;
+        asked = true;
+        void run.finalize('Stop now and give the final answer.');
+      });
+      const { events, outcome } = await finishRun(cell, run);
+      expect(events.filter((event) => event.type === 'turn-complete').map((event) => event.stopReason)).toEqual(['aborted', 'end_turn']);
+      // 2.1.328 puts its own "[Request interrupted by user]" before the next user text.
+      expect(cell.model.turnRequests[1]?.userText).toBe('[Request interrupted by user]\n\nStop now and give the final answer.');
+      expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'The final answer.' });
     });
   });
 
@@ -195,6 +238,8 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
         parent.kill('SIGKILL');
         await new Promise((resolve) => parent.once('exit', resolve));
         await expectTreeGone(cell, 30_000);
+        // With its parent gone Claude Code's stdin ends: it exits by itself and removes its socket.
+        expect(sockets(cell)).toEqual([]);
       } finally {
         parent.kill('SIGKILL');
       }
@@ -224,16 +269,33 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       const second = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'What was it?', resume: sessionId })));
       expect(second.outcome).toMatchObject({ status: 'done', finalText: 'It was 7.', sessionId });
       expect(cell.model.turnRequests[1]?.userTexts).toEqual(['Remember 7', 'What was it?']);
+      const unknown = await finishRun(cell, spawnRun(claudeOptions(cell, { task: 'x', resume: '01a24e1b-0000-4000-8000-000000000000' })));
+      expect(unknown.outcome).toMatchObject({ status: 'failed', errorCode: 'unknown-session' });
+      expect(unknown.outcome.error).toContain('No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000');
+      expect(cell.model.turnRequests).toHaveLength(2);
     });
   });
 
-  it("budget: maxTurns becomes --max-turns: Claude Code stops after one model call, subvisor's own count agrees", async () => {
+  it('budget: maxTurns becomes --max-turns: Claude Code stops after one model request, the run fails with its message', async () => {
     await inCell([{ text: 'Running.', shell: 'echo one' }, { text: 'never' }], async (cell) => {
       const run = spawnRun(claudeOptions(cell, { task: 'Run it', approve: () => true, budget: { maxTurns: 1 } }));
       const { outcome } = await finishRun(cell, run);
       expect(cell.model.turnRequests).toHaveLength(1);
+      // subvisor's own count reached its limit too: its verdict names both.
       expect(outcome.status).toBe('failed');
-      expect(outcome.error).toMatch(/max_turns|turns/);
+      expect(outcome.error).toContain('Reached maximum number of turns (1)');
+    });
+  });
+
+  it("budget: maxCostUsd becomes --max-budget-usd: past it Claude Code ends the turn, the run fails with its message and its cost", async () => {
+    await inCell([{ text: 'Running.', shell: 'touch costly.txt' }, { text: 'never' }], async (cell) => {
+      const run = spawnRun(claudeOptions(cell, { task: 'Run it', approve: () => true, budget: { maxCostUsd: 0.01 } }));
+      const { events, outcome } = await finishRun(cell, run);
+      expect(cell.model.turnRequests).toHaveLength(1);
+      expect(events.find((event) => event.type === 'turn-complete')).toMatchObject({ stopReason: 'error', extra: { subtype: 'error_max_budget_usd', terminal_reason: 'budget_exhausted' } });
+      expect(outcome.status).toBe('failed');
+      expect(outcome.error).toContain('Reached maximum budget ($0.01)');
+      expect(outcome.usage?.costUsd).toBeGreaterThan(0.01);
     });
   });
 

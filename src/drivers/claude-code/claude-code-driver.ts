@@ -7,6 +7,7 @@ import { answerAfterReturn, forwardFacts } from '../shared/session.js';
 import { StdioChannel } from '../shared/stdio/channel.js';
 import { TimerSet } from '../shared/timer-set.js';
 import { ClaudeSession } from './claude-session.js';
+import { claudeSocketPath, removeLeftoverSocket } from './leftover-socket.js';
 import type { ClaudeFacts } from './session-io.js';
 
 /** The bound of an `interrupt`'s answer. */
@@ -52,6 +53,8 @@ class ClaudeCodeDriver implements Driver {
   readonly #timers = new TimerSet();
   /** The seq of the last event published: rate-limit news shares the seq of the event of its line. */
   #seq = 0;
+  /** The process's pid, which names the socket it leaves when killed. */
+  #pid: number | undefined;
 
   constructor(context: DriverContext) {
     this.#context = context;
@@ -77,6 +80,7 @@ class ClaudeCodeDriver implements Driver {
         approve: options.approve,
         maxAnswerChars: options.maxAnswerChars,
         requestMs: CLAUDE_REQUEST_MS,
+        resumes: options.resume !== undefined,
       },
     );
   }
@@ -91,6 +95,7 @@ class ClaudeCodeDriver implements Driver {
   }
 
   attach(io: ProcessIO): void {
+    this.#pid = io.pid;
     this.#channel.attach(io);
     this.#session.start();
   }
@@ -110,6 +115,8 @@ class ClaudeCodeDriver implements Driver {
     const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
     if (end !== undefined && exit?.spawnFailed !== true) this.#context.sink.exit(end);
     this.#timers.clear();
+    // The process is gone: a socket it left (it was killed) is removed.
+    if (this.#pid !== undefined) removeLeftoverSocket(claudeSocketPath(this.#context.options.env, this.#pid));
   }
 
   dispose(): void {

@@ -1,20 +1,18 @@
 // One Claude Code conversation over stream-json: the initialize handshake, user lines as turns, steers folded in, interrupts, permission questions, results as turn ends, the end. Pure: no process.
 import { actOnControl, advance } from '../../wire/index.js';
-import type { JsonObject, RunState, Usage } from '../../wire/index.js';
+import type { JsonObject, RunState } from '../../wire/index.js';
 import type { Control } from '../../protocol/driver.js';
 import type { RunEventDraftOf } from '../../protocol/index.js';
 import type { ApproveCallback } from '../../protocol/requests.js';
-import { isObject, stringField } from '../shared/json-kinds.js';
+import { isObject } from '../shared/json-kinds.js';
 import { decodeTypedFrame } from '../shared/json-line.js';
-import type { FrameRejection, TypedFrame } from '../shared/json-line.js';
-import { PendingRequests } from '../shared/pending-requests.js';
-import type { PendingFailure } from '../shared/pending-requests.js';
-import { FINALIZE_PROMPT, boundedAnswer, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict, SessionAnswer } from '../shared/session.js';
+import type { TypedFrame } from '../shared/json-line.js';
+import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
-import { readUsage } from '../shared/usage-reader.js';
-import { MessageMap, TOKEN_COUNTS } from './message-map.js';
-import { ClaudePermissions } from './permissions.js';
+import { ClaudeControls } from './control-channel.js';
+import { MessageMap } from './message-map.js';
+import { TurnResults } from './turn-results.js';
 import type { ClaudeFacts, ClaudeIo } from './session-io.js';
 
 export interface ClaudeSessionOptions {
@@ -25,6 +23,8 @@ export interface ClaudeSessionOptions {
   maxAnswerChars: number;
   /** The bound of an interrupt's answer. */
   requestMs: number;
+  /** Whether the run resumes a session (`--resume`): a session Claude Code does not have fails it `unknown-session`. */
+  resumes: boolean;
 }
 
 /** A user line written to Claude Code and not yet replayed (`--replay-user-messages`): its control, and what it was. */
@@ -36,14 +36,12 @@ interface SentInput {
   delivered?: true;
 }
 
-/** How a turn ended, as its `result` said. */
-type TurnStatus = 'completed' | 'failed' | 'aborted';
-
 /**
  * The driver logic of one `claude --input-format stream-json` process. The run state follows the (state,
  * control) table (`actOnControl`), so every control gets the Ack a Fen child would give. Claude Code is ready
  * once it answered `initialize` (it writes nothing before it is spoken to, and `system/init` comes only with
- * the first turn). Every prompt is a user line; a turn ends with a `result`. A steer while a turn runs is a
+ * the first turn); the task's user line goes right behind `initialize`. Every prompt is a user line; a turn ends
+ * with a `result`. A steer while a turn runs is a
  * user line too: Claude Code folds it into the running turn (2.1.328: between tool calls, as "The user sent a
  * new message while you were working") or, when the turn has no tool call left, runs it as the next turn; it is
  * delivered when Claude Code replays it, and dropped if the process goes first. A follow-up while a turn runs
@@ -55,15 +53,15 @@ export class ClaudeSession {
   readonly #io: ClaudeIo;
   readonly #facts: ClaudeFacts;
   readonly #options: ClaudeSessionOptions;
-  readonly #controls: PendingRequests<JsonObject>;
+  readonly #controls: ClaudeControls;
   readonly #map: MessageMap;
-  readonly #permissions: ClaudePermissions;
 
   #state: RunState = 'starting';
   #nextRef = 1;
   readonly #taskRef: number | undefined;
-  #controlIds = 0;
   #fatal = false;
+  /** Whether the task's user line went out right behind `initialize` (undefined: no task). */
+  #taskWritten: boolean | undefined;
 
   /** The turn running: its number and the input that began it (undefined: one Claude Code began by itself). */
   #turn: { number: number; origin: SentInput | undefined } | undefined;
@@ -78,30 +76,19 @@ export class ClaudeSession {
   #cancelled = false;
   #inputEnded = false;
 
-  #lastStatus: TurnStatus | undefined;
-  #lastError: string | undefined;
-  #answer: SessionAnswer | undefined;
-  #usage: Usage | undefined;
-  /** The process's cost so far (`total_cost_usd` is cumulative over the turns of one process). */
-  #costSoFar = 0;
+  readonly #results: TurnResults;
 
   constructor(io: ClaudeIo, facts: ClaudeFacts, options: ClaudeSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
-    this.#controls = new PendingRequests<JsonObject>(io.setTimer);
+    this.#controls = new ClaudeControls(io, facts, { protocol: options.protocol, approve: options.approve });
     this.#map = new MessageMap(facts);
-    this.#permissions = new ClaudePermissions(
-      { protocol: options.protocol, approve: options.approve },
-      {
-        respond: (requestId, response) => void this.#io.send({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } }),
-        report: (draft) => facts.event(draft),
-      },
-    );
+    this.#results = new TurnResults(options.maxAnswerChars);
     if (options.task !== undefined) this.#taskRef = this.#nextRef++;
   }
 
-  /** The ref of the task prompt (accepted once it is written, after `initialize` was answered). */
+  /** The ref of the task prompt (written behind `initialize`, accepted once that is answered). */
   get taskRef(): number | undefined {
     return this.#taskRef;
   }
@@ -114,41 +101,42 @@ export class ClaudeSession {
   /** Where the stdio channel hands Claude Code's stdout lines. */
   readonly lines: StdioLines = {
     line: (text, lineNumber) => this.#line(text, lineNumber),
-    overlong: (rejection, _lineNumber, head) => this.#overlong(rejection, head),
+    overlong: (rejection, _lineNumber, head) => this.#controls.overlong(rejection, head),
   };
 
   /* ---------------------------------------------------------------------------------------------- */
   /* The handshake                                                                                  */
   /* ---------------------------------------------------------------------------------------------- */
 
-  /** The process is up: `initialize`; its answer is ready (bounded by the run's ready timer). */
+  /**
+   * The process is up: `initialize`, and the task's user line right behind it, as the Agent SDKs write them
+   * (Claude Code reads its stdin in order: the turn starts once it is initialized, a round trip sooner than after
+   * the answer). `initialize`'s answer is ready (bounded by the run's ready timer).
+   */
   start(): void {
-    this.#control({ subtype: 'initialize', hooks: null }, undefined, {
+    this.#controls.request({ subtype: 'initialize', hooks: null }, undefined, {
       settled: () => this.#initialized(),
       failed: (failure) => {
         if (failure.kind === 'closed') return;
         this.#fatal = true;
-        this.#permissions.shutDown();
+        this.#controls.shutDown();
         this.#facts.fatal('protocol-error', `claude refused initialize: ${failure.reason}`);
       },
     });
+    if (this.#taskRef !== undefined) this.#taskWritten = this.#write({ ref: this.#taskRef, kind: 'task', text: this.#options.task! });
   }
 
   #initialized(): void {
-    // Cancelled while the handshake ran: stdin has ended already.
+    // Cancelled or closed while the handshake ran: the task (if any) is being interrupted, or stdin has ended.
     if (this.#state !== 'starting') return;
     this.#state = advance(this.#state, 'started');
     this.#facts.ready();
     this.#facts.event({ type: 'ready' });
     if (this.#taskRef === undefined) return;
+    if (this.#taskWritten !== true) return this.#facts.ack(this.#taskRef, 'rejected', "claude's stdin is closed");
     this.#state = 'running';
-    const task = { ref: this.#taskRef, kind: 'task', text: this.#options.task! } as const;
-    if (this.#write(task)) {
-      this.#facts.ack(this.#taskRef, 'accepted');
-      this.#open(task);
-    } else {
-      this.#facts.ack(this.#taskRef, 'rejected', "claude's stdin is closed");
-    }
+    this.#facts.ack(this.#taskRef, 'accepted');
+    this.#open(this.#sent.find((input) => input.kind === 'task'));
   }
 
   /* ---------------------------------------------------------------------------------------------- */
@@ -202,14 +190,20 @@ export class ClaudeSession {
         },
         cancel: () => {
           this.#cancelled = true;
-          this.#permissions.shutDown();
+          this.#controls.shutDown();
           this.#dropHeld('the run was cancelled');
-          if (this.#turn === undefined) this.#endInput();
+          // The task written behind initialize runs unless interrupted: its aborted result ends stdin.
+          if (this.#turn === undefined && !this.#taskPending()) this.#endInput();
           else this.#interrupt();
           return accepted;
         },
       },
     });
+  }
+
+  /** The task went out behind `initialize` and no turn has ended yet (the run was not ready when it was cancelled). */
+  #taskPending(): boolean {
+    return this.#taskWritten === true && this.#results.last.status === undefined;
   }
 
   /** A turn that could not be started: the state goes back (nothing runs). */
@@ -228,7 +222,7 @@ export class ClaudeSession {
 
   /** `interrupt`: Claude Code ends the turn with a `result` (`terminal_reason` `aborted_*`). */
   #interrupt(): void {
-    this.#control({ subtype: 'interrupt' }, this.#options.requestMs, {
+    this.#controls.request({ subtype: 'interrupt' }, this.#options.requestMs, {
       settled: () => undefined,
       failed: (failure) => {
         if (failure.kind === 'closed') return;
@@ -236,23 +230,6 @@ export class ClaudeSession {
         if (this.#cancelled) this.#endInput();
       },
     });
-  }
-
-  /** Sends one `control_request` of subvisor's; its `control_response` settles it (an `error` response fails it). */
-  #control(request: JsonObject, timeoutMs: number | undefined, handlers: { settled(response: JsonObject): void; failed(failure: PendingFailure): void }): void {
-    const id = `subvisor-${++this.#controlIds}`;
-    const sent = this.#io.send({ type: 'control_request', request_id: id, request });
-    if (!sent.ok) {
-      this.#facts.event({ type: 'error', error: `could not send ${String(request['subtype'])} to claude: ${sent.reason}`, source: 'subvisor' });
-      return;
-    }
-    this.#controls.add(id, {
-      settled: (response) => {
-        if (response['subtype'] === 'error') handlers.failed({ kind: 'failed', reason: stringField(response, 'error') ?? 'an error response' });
-        else handlers.settled(isObject(response['response']) ? response['response'] : {});
-      },
-      failed: handlers.failed,
-    }, timeoutMs);
   }
 
   #dropHeld(why: string): void {
@@ -277,14 +254,9 @@ export class ClaudeSession {
     const frame = decoded.value;
     switch (frame.type) {
       case 'control_request':
-        return this.#request(frame);
       case 'control_response':
-        return this.#response(frame);
-      case 'control_cancel_request': {
-        const id = stringField(frame, 'request_id');
-        if (id === undefined || !this.#permissions.withdraw(id)) this.#facts.event({ type: 'info', nativeType: 'control_cancel_request', summary: 'a cancel for no open request', ...(id === undefined ? {} : { requestId: id }) });
-        return;
-      }
+      case 'control_cancel_request':
+        return this.#controls.take(frame);
       case 'result':
         return this.#result(frame);
       case 'user':
@@ -293,35 +265,6 @@ export class ClaudeSession {
       default:
         return this.#map.take(frame);
     }
-  }
-
-  /** A line over the bound: a request in it still gets its answer (a denial), or Claude Code would wait for it. */
-  #overlong(rejection: FrameRejection, head: string): void {
-    this.#facts.rejected(rejection);
-    if (rejection.lineType !== 'control_request') return;
-    const id = /"request_id"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1];
-    if (id === undefined) return;
-    this.#io.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: 'the request was longer than the line bound (maxFrameBytes)' } });
-  }
-
-  /** Claude Code asks: `can_use_tool` goes to the desk; any other subtype (hooks, SDK MCP servers) is not served. */
-  #request(frame: TypedFrame): void {
-    const id = stringField(frame, 'request_id');
-    const request = frame['request'];
-    if (id === undefined || !isObject(request)) return this.#facts.rejected({ code: 'invalid-payload', reason: 'a control_request without a string request_id and a request object', lineType: frame.type });
-    const subtype = stringField(request, 'subtype') ?? 'unknown';
-    if (subtype === 'can_use_tool' && !this.#fatal) return this.#permissions.take(id, request);
-    this.#io.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: `subvisor does not serve ${subtype}` } });
-    this.#facts.event({ type: 'info', nativeType: `control_request/${subtype}`, summary: `claude asked for ${subtype}, which subvisor does not serve: answered with an error`, requestId: id, decidedBy: 'policy' });
-  }
-
-  /** The answer to one of subvisor's requests (initialize, interrupt). */
-  #response(frame: TypedFrame): void {
-    const response = frame['response'];
-    const id = isObject(response) ? stringField(response, 'request_id') : undefined;
-    if (id === undefined) return this.#facts.rejected({ code: 'invalid-payload', reason: 'a control_response without a string response.request_id', lineType: frame.type });
-    const settled = this.#controls.settle(id, response as JsonObject);
-    if (!settled.ok) this.#facts.rejected({ code: 'invalid', reason: `a control_response for a request subvisor has not open (${settled.reason})`, lineType: frame.type });
   }
 
   /** A user line Claude Code took up (`isReplay`): the turn it opens, or the steer it delivers. */
@@ -359,33 +302,34 @@ export class ClaudeSession {
 
   /** `result`: the turn's end, its usage (the cost is the growth of the process's cumulative `total_cost_usd`), its answer or error. */
   #result(frame: TypedFrame): void {
+    if (this.#unknownSession(frame)) return;
     if (this.#turn === undefined) this.#open(undefined);
     const turn = this.#turn!;
     this.#turn = undefined;
-    const terminal = stringField(frame, 'terminal_reason') ?? '';
-    const subtype = stringField(frame, 'subtype') ?? '';
-    const resultText = stringField(frame, 'result');
-    const status: TurnStatus = terminal.startsWith('aborted') ? 'aborted' : frame['is_error'] === true || subtype.startsWith('error') ? 'failed' : 'completed';
-    const error = status === 'failed' ? (resultText ?? errorsOf(frame) ?? `claude ended the turn with ${subtype || 'an error'}`) : undefined;
-    const usage = isObject(frame['usage']) ? readUsage(frame['usage'], { counts: TOKEN_COUNTS }) : undefined;
-    const total = frame['total_cost_usd'];
-    const turnUsage: Usage | undefined = typeof total === 'number' && Number.isFinite(total) && total >= this.#costSoFar ? { ...usage, costUsd: costDifference(total, this.#costSoFar) } : usage;
-    if (typeof total === 'number' && Number.isFinite(total)) this.#costSoFar = Math.max(this.#costSoFar, total);
-    const answer = status === 'completed' && resultText !== undefined ? boundedAnswer(resultText, this.#options.maxAnswerChars) : undefined;
-    this.#lastStatus = status;
-    this.#lastError = error;
-    if (answer !== undefined) this.#answer = answer;
-    if (turnUsage !== undefined) this.#usage = { ...mergeUsage(this.#usage, turnUsage) };
-    if (this.#usage !== undefined && typeof total === 'number' && Number.isFinite(total)) this.#usage.costUsd = this.#costSoFar;
-    const stopReason = status === 'completed' ? 'end_turn' : status === 'aborted' ? 'aborted' : 'error';
-    this.#facts.turnCompleted(turn.number, stopReason, turnUsage, answer?.truncated === false ? answer.text : undefined);
+    const end = this.#results.read(frame);
+    const answer = end.answer;
+    this.#facts.turnCompleted(turn.number, end.stopReason, end.usage, answer?.truncated === false ? answer.text : undefined);
     // The run's state moves before the event is published: a listener may send the next prompt from it.
     this.#afterTurn();
-    const draft: RunEventDraftOf<'turn-complete'> = { type: 'turn-complete', turn: turn.number, stopReason };
-    if (turnUsage !== undefined) draft.usage = turnUsage;
-    if (error !== undefined) draft.error = error;
-    draft.extra = pickResult(frame);
+    const draft: RunEventDraftOf<'turn-complete'> = { type: 'turn-complete', turn: turn.number, stopReason: end.stopReason, extra: end.extra };
+    if (end.usage !== undefined) draft.usage = end.usage;
+    if (end.error !== undefined) draft.error = end.error;
     this.#facts.event(draft);
+  }
+
+  /**
+   * 2.1.328 given `--resume` with an id it has no session for: a first `result` with `num_turns: 0` whose `errors`
+   * say "No conversation found with session ID: ...", then exit 1 by itself. The run fails `unknown-session`.
+   */
+  #unknownSession(frame: TypedFrame): boolean {
+    if (!this.#options.resumes || this.#count > 1 || this.#results.last.status !== undefined || frame['num_turns'] !== 0) return false;
+    const errors = frame['errors'];
+    const text = Array.isArray(errors) ? errors.find((entry): entry is string => typeof entry === 'string' && entry.startsWith('No conversation found')) : undefined;
+    if (text === undefined) return false;
+    this.#fatal = true;
+    this.#controls.shutDown();
+    this.#facts.fatal('unknown-session', `claude could not resume the session: ${text}`);
+    return true;
   }
 
   /** What the end of a turn sets off: the end of stdin, the finalize's last turn, the next follow-up. */
@@ -434,7 +378,6 @@ export class ClaudeSession {
    */
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#controls.close('claude exited');
-    this.#permissions.shutDown();
     this.#dropHeld('claude exited');
     const unread = this.#sent.filter((input) => input.kind === 'steer' && input.ref !== undefined && input.delivered !== true);
     this.#sent = [];
@@ -443,11 +386,11 @@ export class ClaudeSession {
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#inputEnded) return undefined;
-    if (this.#lastStatus === 'failed') return { status: 'failed', error: this.#lastError ?? 'the last turn failed' };
-    if (this.#lastStatus === 'aborted') return { status: 'cancelled', error: 'claude interrupted the last turn' };
+    const last = this.#results.last;
+    if (last.status === 'failed') return { status: 'failed', error: last.error ?? 'the last turn failed' };
+    if (last.status === 'aborted') return { status: 'cancelled', error: 'claude interrupted the last turn' };
     if (exit.exitCode !== 0) return { status: 'failed', error: `claude ${exit.signal === null ? `exited with code ${exit.exitCode}` : `was killed by ${exit.signal}`} after its stdin ended` };
-    const answer = this.#answer;
-    const usage = this.#usage;
+    const { answer, usage } = this.#results;
     if (answer !== undefined) {
       this.#facts.result({ stopReason: 'end_turn', answer, usage });
       const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
@@ -470,36 +413,4 @@ function textOf(content: unknown): string | undefined {
   if (!Array.isArray(content)) return undefined;
   const texts = content.filter((block): block is JsonObject => isObject(block) && block['type'] === 'text' && typeof block['text'] === 'string').map((block) => block['text'] as string);
   return texts.length === 0 ? undefined : texts.join('\n');
-}
-
-/** A failed result's `errors` list (an error subtype without result text), joined. */
-function errorsOf(frame: TypedFrame): string | undefined {
-  const errors = frame['errors'];
-  if (!Array.isArray(errors)) return undefined;
-  const texts = errors.filter((entry): entry is string => typeof entry === 'string');
-  return texts.length === 0 ? undefined : texts.join('; ');
-}
-
-/** `total - before` without binary floating point's noise (15 significant digits, as the core sums costs): the turns' costs add up to the latest total. */
-function costDifference(total: number, before: number): number {
-  return Number((total - before).toPrecision(15));
-}
-
-/** Token counts summed; the cost is set by the caller (the cumulative figure). */
-function mergeUsage(total: Usage | undefined, usage: Usage): Usage {
-  const merged: Usage = { ...total };
-  for (const field of ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const) {
-    const value = usage[field];
-    if (value !== undefined) merged[field] = (merged[field] ?? 0) + value;
-  }
-  return merged;
-}
-
-/** The result's own facts a turn-complete keeps under `extra` (its answer and usage are fields already). */
-function pickResult(frame: TypedFrame): JsonObject {
-  const picked: JsonObject = {};
-  for (const name of ['subtype', 'terminal_reason', 'is_error', 'api_error_status', 'num_turns', 'duration_ms', 'total_cost_usd', 'session_id']) {
-    if (frame[name] !== undefined) picked[name] = frame[name]!;
-  }
-  return picked;
 }

@@ -25,7 +25,7 @@ const MAX_MESSAGE = 300;
  *   `assistant-thinking` (never the answer), `tool_use` -> `tool-call`;
  * - `user` (not a replay): `tool_result` blocks -> `tool-result` (named after their call), text -> `user`;
  * - `system`: `init` -> `agent-started` the first time (the session id is reported by every one), `api_retry` ->
- *   `error` (and `rate-limit` for a 429 or 529), any other subtype -> `info` (`nativeType` `system/<subtype>`);
+ *   `error` (and `rate-limit` for a 429, a 529 or `error: "rate_limit"`), any other subtype -> `info` (`nativeType` `system/<subtype>`);
  * - `rate_limit_event` -> `rate-limit`; any other type -> `info`, its fields under `extra`.
  */
 export class MessageMap {
@@ -170,7 +170,7 @@ export class MessageMap {
     this.#facts.event(draft);
   }
 
-  /** `system/api_retry {attempt, max_retries, retry_delay_ms, error_status, error}`: Claude Code retries a failed model request. */
+  /** `system/api_retry {attempt, max_retries, retry_delay_ms, error_status, error}`: Claude Code retries a failed model request; a refusal (429, 529, `rate_limit`) is rate-limit news. */
   #apiRetry(frame: TypedFrame): void {
     const status = countField(frame, 'error_status');
     const error = stringField(frame, 'error') ?? 'the model request failed';
@@ -178,8 +178,9 @@ export class MessageMap {
     const draft = passthrough(frame);
     const retry: RunEventDraftOf<'error'> = { type: 'error', error: `claude retries the model request${attempt === undefined ? '' : ` (attempt ${attempt})`}: ${status === undefined ? '' : `HTTP ${status} `}${error}`, source: 'claude-code' };
     if (draft.extra !== undefined) retry.extra = draft.extra;
-    if (status !== 429 && status !== 529) return this.#facts.event(retry);
-    const news: RateLimitFields = { status: 'limited', httpStatus: status, agentRetries: true, nativeType: 'system/api_retry', message: error.slice(0, MAX_MESSAGE) };
+    if (status !== 429 && status !== 529 && error !== 'rate_limit') return this.#facts.event(retry);
+    const news: RateLimitFields = { status: 'limited', agentRetries: true, nativeType: 'system/api_retry', message: error.slice(0, MAX_MESSAGE) };
+    if (status !== undefined) news.httpStatus = status;
     const delay = countField(frame, 'retry_delay_ms');
     if (delay !== undefined) news.retryAfterMs = delay;
     if (attempt !== undefined) news.attempt = attempt;

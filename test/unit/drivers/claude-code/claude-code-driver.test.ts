@@ -1,4 +1,8 @@
 // The claude-code driver against a scripted Claude Code over a linked in-memory stdio pair (lines shaped like 2.1.328's): the handshake, turns, cost, permissions, cancel, steer and follow-up delivery, bad lines, the end.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLAUDE_FLAGS, claudeArgs, claudeCodeProtocol } from '../../../../src/drivers/claude-code/claude-code-driver.js';
 import type { Control, Driver, DriverSink, SendOutcome } from '../../../../src/protocol/driver.js';
@@ -62,6 +66,7 @@ function options(extra: Partial<ResolvedRunOptions> = {}): ResolvedRunOptions {
     outputSchema: undefined,
     approve: undefined,
     budget: undefined,
+    env: {},
     ...extra,
   } as ResolvedRunOptions;
 }
@@ -118,14 +123,14 @@ describe('claude-code driver', () => {
     expect(claudeCodeProtocol).toMatchObject({ defaultCommand: 'claude', resumes: true, asksApproval: true, reports: { costUsd: true } });
   });
 
-  it('is ready once initialize is answered, writes the task then; a turn is its result: usage, the cost, the answer; close ends stdin, exit 0 is done', async () => {
+  it('writes the task behind initialize, is ready once initialize is answered; a turn is its result: usage, the cost, the answer; close ends stdin, exit 0 is done', async () => {
     const { driver, launch, peer, written, log, events, turns, results } = started();
     expect(launch).toMatchObject({ taskRef: 1, process: { command: 'claude', stdin: 'pipe', stdout: 'driver' } });
-    await until(() => peer.lines.length === 1);
-    expect(log).toEqual([]);
-    await answerInitialize(peer);
     await until(() => peer.lines.length === 2);
     expect(written()[1]).toEqual({ type: 'user', message: { role: 'user', content: 'Say hello' }, parent_tool_use_id: null, session_id: '' });
+    expect(log).toEqual([]);
+    await answerInitialize(peer);
+    await until(() => log.length === 5);
     expect(log).toEqual(['ready', 'event ready', 'ack 1 accepted', 'turnStarted 1', 'event turn-started']);
     playTurn(peer, 'Hello.', 0.05, 'Say hello');
     await until(() => turns.length === 1);
@@ -202,6 +207,22 @@ describe('claude-code driver', () => {
     expect(log.at(-1)).toBe('exit cancelled');
   });
 
+  it('cancel before ready: the task written behind initialize is interrupted, and stdin ends after its aborted result', async () => {
+    const { driver, peer, written, log } = started();
+    await until(() => peer.lines.length === 2);
+    send(driver, { type: 'cancel' });
+    await until(() => peer.lines.length === 3);
+    expect(written()[2]).toMatchObject({ type: 'control_request', request: { subtype: 'interrupt' } });
+    expect(peer.inputEnded).toBe(false);
+    await answerInitialize(peer);
+    peer.send({ type: 'result', subtype: 'error_during_execution', is_error: false, terminal_reason: 'aborted_streaming', total_cost_usd: 0, usage: {} });
+    await until(() => peer.inputEnded);
+    expect(log).not.toContain('ready');
+    peer.end();
+    await driver.finish({ exitCode: 1, signal: null, spawnFailed: false });
+    expect(log.at(-1)).toBe('exit cancelled');
+  });
+
   it('steer mid-turn: written at once, accepted, delivered when Claude Code replays it; one never replayed is dropped at the exit', async () => {
     const { driver, peer, written, log, events } = started();
     await answerInitialize(peer);
@@ -251,6 +272,19 @@ describe('claude-code driver', () => {
     expect(log.at(-1)).toBe('exit failed: API Error: 400 bad request');
   });
 
+  it('--resume of a session Claude Code does not have: its first result says so, the run fails unknown-session', async () => {
+    const { peer, log } = started({ resume: '01a24e1b-0000-4000-8000-000000000000' });
+    await answerInitialize(peer);
+    peer.send({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, total_cost_usd: 0, usage: {}, errors: ['No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000'] });
+    await until(() => log.some((entry) => entry.startsWith('fatal')));
+    expect(log.at(-1)).toBe('fatal unknown-session: claude could not resume the session: No conversation found with session ID: 01a24e1b-0000-4000-8000-000000000000');
+    const plain = started();
+    await answerInitialize(plain.peer);
+    plain.peer.send({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, total_cost_usd: 0, usage: {}, errors: ['No conversation found with session ID: x'] });
+    await until(() => plain.log.includes('turnCompleted 1 error'));
+    expect(plain.log.some((entry) => entry.startsWith('fatal'))).toBe(false);
+  });
+
   it('bad lines are rejected and the run goes on; a request it does not serve gets an error answer; rate-limit news is reported', async () => {
     const { driver, peer, written, log, events } = started();
     await answerInitialize(peer);
@@ -281,5 +315,27 @@ describe('claude-code driver', () => {
     expect(events.find((event) => event['type'] === 'tool-result')).toMatchObject({ name: 'Bash', toolCallId: 'toolu_1', isError: false, result: 'a\nb' });
     expect(log).toContain('toolCalled');
     driver.dispose();
+  });
+
+  it('removes the socket a killed Claude Code leaves ($XDG_RUNTIME_DIR/cc-socks/<pid>.sock), and nothing that is not a socket', async () => {
+    const runtime = mkdtempSync(join(tmpdir(), 'claude-runtime-'));
+    const server = createServer();
+    try {
+      mkdirSync(join(runtime, 'cc-socks'));
+      const socket = join(runtime, 'cc-socks', '4242.sock');
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      const killed = started({ env: { XDG_RUNTIME_DIR: runtime } });
+      killed.peer.end();
+      await killed.driver.finish({ exitCode: null, signal: 'SIGKILL', spawnFailed: false });
+      expect(existsSync(socket)).toBe(false);
+      writeFileSync(socket, 'not a socket');
+      const other = started({ env: { XDG_RUNTIME_DIR: runtime } });
+      other.peer.end();
+      await other.driver.finish({ exitCode: 0, signal: null, spawnFailed: false });
+      expect(existsSync(socket)).toBe(true);
+    } finally {
+      server.close();
+      rmSync(runtime, { recursive: true, force: true });
+    }
   });
 });
