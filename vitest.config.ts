@@ -1,11 +1,11 @@
 // Test configuration of `npm test`: three projects that follow test/'s folders (test/unit: in-process files that
 // share workers; test/process: files that start real processes, a fresh worker each, except the .shared.test.ts ones,
 // which reap every process within their test and share workers), two workers per core, the longest files first.
-// test/ mirrors src/ below those folders. The checks that take minutes (test/slow/) are vitest.slow.config.ts's.
+// test/ mirrors src/ below those folders. The checks that take minutes (test/slow/ and the files test/tiers.ts names)
+// are vitest.slow.config.ts's.
 import { availableParallelism } from 'node:os';
-import { basename } from 'node:path';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+import { SLOW_GLOBS, longestFirst } from './test/tiers.js';
 
 /**
  * test/unit: files that start no process, server or timer left running and touch no process-wide state: they
@@ -26,21 +26,9 @@ const SHARED_PROCESS = 'test/process/**/*.shared.test.ts';
  * costs ordering, never a result.
  */
 const LONGEST_FIRST = [
-  // With redis-server, the queue files are among the longest too.
-  'package', 'queue', 'wire-properties', 'hostile-matrix', 'agent-conformance', 'queue-faults', 'docs', 'spawn-teardown', 'examples',
-  'cli-queue', 'fuseraft-scripted', 'spawn-faults', 'pool-queue', 'cli-output', 'fake-child-kit', 'spawn-scale', 'cli-batch',
+  'hostile-matrix', 'spawn-teardown', 'cli-batch', 'cli-controls', 'spawn-watchdog', 'fuseraft-scripted', 'fake-child-misbehaviour',
+  'spawn-faults', 'pool-shutdown', 'journal-replay', 'fake-child-states', 'child-serve-agent', 'last-output', 'pool-warm',
 ];
-
-class LongestFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (file: TestSpecification) => {
-      const index = LONGEST_FIRST.indexOf(basename(file.moduleId).replace(/(\.shared)?\.test\.ts$/, ''));
-      return index === -1 ? LONGEST_FIRST.length : index;
-    };
-    // Array.prototype.sort is stable: the files not listed keep vitest's own order after the listed ones.
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
-  }
-}
 
 // Real child processes need generous timeouts on a shared 2-core machine.
 const shared = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' as const };
@@ -53,11 +41,11 @@ export default defineConfig({
     // exits), so a worker per core left the CPUs half idle. On a quiet 2-core machine: 2 workers 180 s,
     // 3 workers 134 s, 4 workers 115 s; 4 workers beside one busy-looping process 130 s, beside two 148 s.
     maxWorkers: 2 * availableParallelism(),
-    sequence: { sequencer: LongestFirstSequencer },
+    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
-      { test: { ...shared, name: 'processes', include: ['test/process/**/*.test.ts'], exclude: [SHARED_PROCESS] } },
-      { test: { ...shared, name: 'processes-shared', include: [SHARED_PROCESS], isolate: false } },
-      { test: { ...shared, name: 'unit', include: [UNIT], isolate: false } },
+      { test: { ...shared, name: 'processes', include: ['test/process/**/*.test.ts'], exclude: [SHARED_PROCESS, ...SLOW_GLOBS] } },
+      { test: { ...shared, name: 'processes-shared', include: [SHARED_PROCESS], exclude: SLOW_GLOBS, isolate: false } },
+      { test: { ...shared, name: 'unit', include: [UNIT], exclude: SLOW_GLOBS, isolate: false } },
     ],
   },
 });

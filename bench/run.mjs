@@ -11,10 +11,10 @@ import { survivorsAfter, TAG_VARIABLE } from './lib/hygiene.mjs';
 import { formatTable } from './lib/table.mjs';
 import { writeCharts } from './charts.mjs';
 
-const BENCHES = ['latency', 'throughput', 'backpressure', 'scale', 'spawn', 'watchdog', 'pool', 'wire', 'queue', 'drivers', 'observe', 'limits', 'warm', 'codex', 'acp'];
+const BENCHES = ['latency', 'throughput', 'backpressure', 'scale', 'spawn', 'watchdog', 'pool', 'wire', 'queue', 'drivers', 'observe', 'limits', 'warm', 'codex', 'claude-code', 'acp'];
 const BENCH_TIMEOUT_MS = 240_000;
 /** The pool benchmark starts 2000 children (1000 per side), the scale one 1000 per side: on a loaded machine they need longer. */
-const BENCH_TIMEOUTS_MS = { pool: 1_200_000, queue: 600_000, backpressure: 1_200_000, scale: 2_400_000, codex: 900_000, acp: 900_000 };
+const BENCH_TIMEOUTS_MS = { pool: 1_200_000, queue: 600_000, backpressure: 1_200_000, scale: 2_400_000, codex: 900_000, 'claude-code': 900_000, acp: 900_000 };
 const BUILD_INPUTS = ['src', 'tsup.config.ts', 'package.json', 'tsconfig.json'];
 const BUILD_OUTPUTS = ['dist/index.js', 'dist/wire/index.js', 'dist/testing/index.js', 'dist/testing/fake-child.js'];
 

@@ -1,5 +1,7 @@
 // asAgent: an Agent Handler whose invoke runs one turn in a supervised child (a fresh run per invoke, or a keep-alive run per session).
 import { duration, spawnRun } from '../api/spawn-run.js';
+import { OPTION_KEYS as RUN_OPTION_KEYS } from '../api/option-checks.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import type { Ack, Run, RunOptions, StreamIterator } from '../api/types.js';
 import { FreshTurn } from './fresh-turn.js';
 import { InvokeStream } from './invoke-stream.js';
@@ -53,6 +55,19 @@ export interface SupervisedAgent extends Agent {
 
 const DEFAULTS = { idleTimeoutMs: 300_000, cancelGraceMs: 1000 } as const;
 
+/** spawnRun's keys but those an invoke gives, and the agent's own. */
+const AGENT_OPTION_KEYS = [
+  ...RUN_OPTION_KEYS.filter((key) => key !== 'task' && key !== 'keepAlive' && key !== 'runId'),
+  ...Object.keys({
+    sessions: true,
+    idleTimeoutMs: true,
+    cancelGraceMs: true,
+    sessionEnv: true,
+    runEvents: true,
+    start: true,
+  } satisfies Record<Exclude<keyof AgentOptions, keyof RunOptions>, true>),
+];
+
 /** Builds an Agent Handler over supervised child runs. Throws a TypeError/RangeError on invalid agent options. */
 export function asAgent(options: AgentOptions): SupervisedAgent {
   return new RunAgent(options);
@@ -89,6 +104,7 @@ class RunAgent implements SupervisedAgent, SessionHost {
 
   constructor(options: AgentOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError('asAgent needs an options object');
+    refuseUnknownKeys(options, AGENT_OPTION_KEYS, 'asAgent');
     const sessions = options.sessions ?? 'fresh';
     if (sessions !== 'fresh' && sessions !== 'keep-alive') throw new TypeError("options.sessions must be 'fresh' or 'keep-alive'");
     const sessionEnv = options.sessionEnv ?? SESSION_ENV;

@@ -69,6 +69,23 @@ function retryOf(value: unknown): AgentEvent | undefined {
 }
 
 /**
+ * A rate limit the agent waits out and retries by itself, as the contract's advisory `retrying` (the quiet gap it
+ * explains is the agent's wait). A warning, a recovery, or a refusal the agent gave up on is no retry: it stays a
+ * run event (and a refusal ends the run `failed` by its own terminal).
+ */
+function rateLimitRetryOf(event: Extract<RunEvent, { type: 'rate-limit' }>): AgentEvent | undefined {
+  if (event.status !== 'limited' || event.agentRetries !== true) return undefined;
+  const status = event.httpStatus === undefined ? 'rate limited' : `rate limited (HTTP ${event.httpStatus})`;
+  return {
+    type: 'retrying',
+    attempt: event.attempt ?? 1,
+    maxAttempts: event.maxAttempts ?? event.attempt ?? 1,
+    delayMs: event.retryAfterMs ?? (event.resetsAt === undefined ? 0 : Math.max(0, event.resetsAt - Date.now())),
+    reason: event.message === undefined ? status : `${status}: ${event.message}`,
+  };
+}
+
+/**
  * Stateful mapper of one invoke's run events. `map` returns the AgentEvents an event stands for (never a
  * terminal); `answerRemainder` the text of the run's answer that the stream has not carried yet.
  */
@@ -145,6 +162,11 @@ export class RunEventMapper {
         if (isRecord(relayed) && typeof relayed['type'] === 'string' && !isKnownEventType(relayed['type'])) {
           return [jsonCopy(relayed) as OtherAgentEvent];
         }
+        break;
+      }
+      case 'rate-limit': {
+        const retry = rateLimitRetryOf(event);
+        if (retry !== undefined) out.push(retry);
         break;
       }
       case 'turn-complete':

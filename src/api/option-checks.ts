@@ -1,5 +1,5 @@
 // Checks of spawnRun's and connectRun's options that no type can make: unknown keys (with the option meant) and NUL bytes.
-import { closestName } from '../text/closest-name.js';
+import { refuseUnknownKeys as refuseUnknown } from '../text/option-keys.js';
 import type { ConnectOptions, RunOptions, SharedRunOptions } from './types.js';
 
 /** The keys spawnRun and connectRun share (`SharedRunOptions`): the compiler checks that this list and the type agree. */
@@ -32,8 +32,8 @@ const SHARED_KEYS = {
   tracing: true,
 } satisfies Record<keyof SharedRunOptions, true>;
 
-/** Every key of {@link RunOptions}, checked the same way. */
-const OPTION_KEYS = Object.keys({
+/** Every key of {@link RunOptions}, checked the same way (asAgent's options are built on it). */
+export const OPTION_KEYS = Object.keys({
   ...SHARED_KEYS,
   protocol: true,
   command: true,
@@ -70,10 +70,7 @@ export const CONNECT_OPTION_KEYS = Object.keys({
 
 /** A misspelt option would otherwise be ignored in silence (a run without the timeout its author wrote). */
 export function refuseUnknownKeys(options: object, known: readonly string[] = OPTION_KEYS, owner = 'spawnRun'): void {
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    throw new TypeError(`options.${key} is not an option of ${owner}; did you mean ${closestName(key, known)}?`);
-  }
+  refuseUnknown(options, known, owner);
 }
 
 /**

@@ -6,6 +6,7 @@ import { fuseraftBridgeProtocol, fuseraftProtocol } from '../drivers/fuseraft/fu
 import { fuseraftServeProtocol } from '../drivers/fuseraft/serve-driver.js';
 import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.js';
 import { codexProtocol } from '../drivers/codex/codex-driver.js';
+import { claudeCodeProtocol } from '../drivers/claude-code/claude-code-driver.js';
 import { acpProtocol } from '../drivers/acp/acp-driver.js';
 
 /**
@@ -19,6 +20,7 @@ export const PROTOCOLS = {
   'fuseraft-bridge': fuseraftBridgeProtocol,
   mew: mewSpawnProtocol,
   codex: codexProtocol,
+  'claude-code': claudeCodeProtocol,
   acp: acpProtocol,
 } as const satisfies Record<string, Protocol>;
 

@@ -256,7 +256,8 @@ function resumeOf(options: RunOptions, protocol: Protocol | undefined): string |
   refuseNul('resume', resume);
   if (protocol !== undefined && protocol.resumes !== true) {
     const resuming = Object.entries(PROTOCOLS).filter(([, known]) => (known as Protocol).resumes === true).map(([name]) => `'${name}'`);
-    throw new TypeError(`options.resume applies to protocol ${resuming.join(' or ')} only (a daemon's: connectRun({ resume }))`);
+    const named = resuming.length > 1 ? `${resuming.slice(0, -1).join(', ')} or ${resuming.at(-1)}` : resuming.join('');
+    throw new TypeError(`options.resume applies to protocol ${named} only (a daemon's: connectRun({ resume }))`);
   }
   return resume;
 }

@@ -10,6 +10,7 @@ import { ControlReader } from './control-reader.js';
 import type { ControlItem } from './control-reader.js';
 import { EventWriter } from './event-writer.js';
 import { resultPayload } from './result.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 
 export interface ServeAgentOptions {
   /** Where the FEN_WIRE_* variables are read. Default `process.env`. */
@@ -38,6 +39,15 @@ export interface ServeResult {
   error?: string;
 }
 
+const SERVE_AGENT_OPTION_KEYS = Object.keys({
+  env: true,
+  sessionEnv: true,
+  exitProcess: true,
+  turnTickMs: true,
+  idleTickMs: true,
+  returnGraceMs: true,
+} satisfies Record<keyof ServeAgentOptions, true>);
+
 /**
  * Runs `agent` as a Fen wire child program over the FEN_WIRE_* files, until the run's `exit`. Each prompt
  * (and steer or follow-up sent while idle) is one `invoke`; `finalize` runs one more invoke with its note;
@@ -45,6 +55,7 @@ export interface ServeResult {
  * rejects with a `ChildConfigError` (with `exitProcess`, the message goes to stderr and the process exits 1).
  */
 export async function serveAgent(agent: Agent, options: ServeAgentOptions = {}): Promise<ServeResult> {
+  refuseUnknownKeys(options, SERVE_AGENT_OPTION_KEYS, 'serveAgent');
   const exitProcess = options.exitProcess ?? true;
   let config: ChildWireConfig;
   try {

@@ -1,5 +1,5 @@
 // supervise dashboard: a live page of a queue's runs until a signal, or of a --tasks batch, which stays up after the batch until a signal.
-import { createQueueSupervisor } from '../queue/index.js';
+import { createQueueSupervisor } from '../queue/producer.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
 import type { Supervisor } from '../pool/types.js';
 import { parseCommandLine } from './args.js';

@@ -97,7 +97,8 @@ ${section('Limits and sandbox of the tree (see docs/api.md#limits)', [
 
 ${section('Batch mode', [
   ['--tasks FILE', "run every task of FILE ('-': standard input) through a pool, one per line:",
-    'a JSON string (the task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
+    'the line as written, or, when it starts with { or ", JSON: a string (the',
+    'task) or {"id":..., "task":"...", "env":{...}, "timeout":"10m"}.',
     'stdout: one JSON line per task as it ends ({"id", "line", ...outcome});',
     'a bad line gets {"line", "status":"invalid", "error"} and the batch goes on.',
     'stderr: a live counts line on a terminal, then a summary and the usage',
@@ -146,7 +147,9 @@ ${section('Protocol', [
     'fuseraft-serve: a task on a running fuseraft serve (--url or --socket, no command)',
     'codex: Codex over JSON-RPC on stdio (-- codex; supervise adds app-server);',
     'approvals come to --approve, -c approval_policy=/sandbox_mode= after codex override',
-    "subvisor's untrusted / workspace-write"],
+    "subvisor's untrusted / workspace-write",
+    'claude-code: Claude Code in stream-json on stdio (-- claude; supervise adds',
+    'its stream-json flags); Bash and other tools ask --approve'],
   ['--url URL', "mew: the daemon's ws://HOST:PORT address; fuseraft-serve: ws://HOST:PORT/attach"],
   ['--socket PATH', "fuseraft-serve: the daemon's Unix socket instead of --url"],
   ['--token-file FILE', "fuseraft-serve: read the bearer token from FILE (there is no token flag:",
@@ -155,7 +158,7 @@ ${section('Protocol', [
   ['--session-id ID', 'mew: attach to this session instead of creating one;',
     'fuseraft-serve: re-attach to this task (with --client-id; no task)'],
   ['--mew-tag-case CASE', 'mew: snake_case (default, what mew speaks) or PascalCase tags'],
-  ['--approve MODE', "fuseraft's, mew's and codex's approval requests: never (default)",
+  ['--approve MODE', 'approval requests (fuseraft, mew, codex, claude-code): never (default)',
     'denies all; always-known approves the documented kinds, denies others; ask asks on the',
     'terminal (y/N; an unknown kind needs "yes"), denies when stdin is not one'],
 ])}

@@ -1,6 +1,6 @@
 // Parses the queue forms of supervise: `supervise worker --redis ...` and `supervise --redis URL --queue NAME --profile NAME`.
 import { parseArgs } from 'node:util';
-import type { WorkerShutdownMode } from '../queue/index.js';
+import type { WorkerShutdownMode } from '../queue/types.js';
 import { OUTPUT_MODES, type OutputMode } from './args.js';
 import { durationOption } from './duration.js';
 import { parseArgsUsageError } from './parse-errors.js';

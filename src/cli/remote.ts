@@ -1,6 +1,6 @@
 // supervise --redis URL --queue NAME --profile NAME: one run on a queue worker, shown and controlled like a local one.
-import { createQueueSupervisor } from '../queue/index.js';
-import type { RemoteRun, RemoteSpawnOptions } from '../queue/index.js';
+import { createQueueSupervisor } from '../queue/producer.js';
+import type { RemoteRun, RemoteSpawnOptions } from '../queue/types.js';
 import type { Outcome } from '../api/types.js';
 import { openControlsSource, type ControlsSource } from './controls-source.js';
 import { ControlDispatcher, type ControlTarget } from './controls.js';

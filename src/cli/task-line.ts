@@ -1,4 +1,5 @@
-// Parses one line of a --tasks file: a JSON string (the task) or an object { id, task, env, timeout }.
+// Parses one line of a --tasks file: plain text (the task as written), a JSON string (the task) or an object
+// { id, task, env, timeout }.
 import { parseTimeout } from './duration.js';
 
 /** One task of a batch, checked. */
@@ -19,21 +20,28 @@ export type TaskLineResult =
 
 const KNOWN_FIELDS = new Set(['id', 'task', 'env', 'timeout']);
 
-/** Checks one line (its 1-based number is the default id). Blank lines are skipped; anything else wrong is `invalid`. */
+/**
+ * Checks one line (its 1-based number is the default id). Blank lines are skipped. A line whose first non-blank
+ * character is `{` or `"` is JSON (an object, or a string when the task needs escapes); any other line is the task
+ * itself, as written (trimmed), so a plain file of one task per line works. A JSON line that does not parse is
+ * `invalid`, naming its line: it was meant as JSON, and running it as text would hand the child a broken object.
+ */
 export function parseTaskLine(text: string, lineNumber: number): TaskLineResult {
-  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
-  if (line.trim() === '') return { kind: 'skip' };
+  const line = (text.endsWith('\r') ? text.slice(0, -1) : text).trim();
+  if (line === '') return { kind: 'skip' };
+  if (!line.startsWith('{') && !line.startsWith('"')) return checkedTask({ task: line }, lineNumber);
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    return { kind: 'invalid', reason: 'not JSON: write a JSON string ("the task") or an object {"id":..., "task":"..."}' };
+    // JSON.parse's message quotes the line, which may hold an env value that is a secret: the line number says where.
+    return {
+      kind: 'invalid',
+      reason: `line ${lineNumber} starts with ${line[0]} but is not JSON: a line starting with { or " is a JSON object {"id":..., "task":"..."} or a JSON string; any other line is the task as written`,
+    };
   }
-  if (typeof value === 'string') return checkedTask({ task: value }, lineNumber);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { kind: 'invalid', reason: 'a task line is a JSON string or an object {"id", "task", "env", "timeout"}' };
-  }
-  return checkedTask(value as Record<string, unknown>, lineNumber);
+  // A line starting with " parses to a string, one starting with { to an object.
+  return checkedTask(typeof value === 'string' ? { task: value } : (value as Record<string, unknown>), lineNumber);
 }
 
 function checkedTask(fields: Record<string, unknown>, lineNumber: number): TaskLineResult {

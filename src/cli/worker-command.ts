@@ -1,6 +1,7 @@
 // supervise worker: a queue worker process that runs the profiles of a file until SIGTERM/SIGINT (twice: hand back at once).
-import { readProfilesFile, startWorker } from '../queue/index.js';
-import type { WorkerOptions, WorkerProfile } from '../queue/index.js';
+import { readProfilesFile } from '../queue/profiles.js';
+import { startWorker } from '../queue/worker.js';
+import type { WorkerOptions, WorkerProfile } from '../queue/types.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import type { CliStreams } from './streams.js';
 import type { WorkerCliOptions } from './queue-args.js';

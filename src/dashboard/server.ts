@@ -11,6 +11,8 @@ import { Access, hostAllowed, isLoopback, newToken, sameOriginJson } from './acc
 import { Board } from './board.js';
 import { EventStream } from './event-stream.js';
 import type { BoardSource } from './source.js';
+import { DASHBOARD_OPTION_KEYS } from './option-keys.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import type { Dashboard, DashboardOptions } from './types.js';
 
 /** The page's files, served as they are (no build step). */
@@ -116,6 +118,7 @@ interface ResolvedOptions {
 
 function checkOptions(options: DashboardOptions, kind: 'pool' | 'queue'): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('serveDashboard needs an options object');
+  refuseUnknownKeys(options, DASHBOARD_OPTION_KEYS, 'serveDashboard');
   const { port = 0, host = '127.0.0.1', allowRemote = false, token = newToken(), maxRuns = DEFAULT_MAX_RUNS, title = `subvisor ${kind}` } = options;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError('options.port must be an integer from 0 to 65535 (0: any free port)');
   if (typeof host !== 'string' || host === '') throw new TypeError('options.host must be a non-empty string');

@@ -1,6 +1,31 @@
 // The pool's options: checks of its own (concurrency, the pool budget) and the merge of a spawn's options over its defaults.
 import { checkLimits } from '../run/budget-limits.js';
 import type { Budget, BudgetLimits, RunOptions } from '../api/types.js';
+import { OPTION_KEYS as RUN_OPTION_KEYS } from '../api/option-checks.js';
+import type { PoolSpawnOptions, SupervisorOptions } from './types.js';
+
+/** Every key of {@link PoolSpawnOptions}: spawnRun's and the pool's own. */
+export const SPAWN_OPTION_KEYS = [
+  ...RUN_OPTION_KEYS,
+  ...Object.keys({ priority: true, retry: true } satisfies Record<Exclude<keyof PoolSpawnOptions, keyof RunOptions>, true>),
+];
+
+/** Every key of {@link SupervisorOptions}: another is refused with the name meant. */
+export const SUPERVISOR_OPTION_KEYS = Object.keys({
+  concurrency: true,
+  defaults: true,
+  retry: true,
+  budget: true,
+  handleParentSignals: true,
+  highWaterMark: true,
+  highWaterBytes: true,
+  start: true,
+  durable: true,
+  warm: true,
+  rateLimitKey: true,
+  rateLimit: true,
+  clock: true,
+} satisfies Record<keyof SupervisorOptions, true>);
 
 /** `concurrency`: how many runs (live process trees) at once. */
 export function checkConcurrency(value: unknown): void {

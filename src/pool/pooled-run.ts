@@ -218,13 +218,24 @@ export class PooledRun extends RunHandle implements PoolRun {
    */
   startWarm(warm: Run, handOff: (warm: Run) => void): boolean {
     if (!this.#leaveQueue()) return false;
+    // What the child emits while it takes the task (a driver that starts the turn as it writes the prompt, as
+    // claude-code's does, emits turn-started then) is held and relayed once the run is adopted: a listener the
+    // caller attached after spawn() must not miss it. Its state changes are not: adopting announces the state it is in.
+    const early: Array<[string, unknown[]]> = [];
+    const holders = RELAYED_EVENTS.filter((name) => name !== 'state').map((name) => {
+      const hold = (...args: unknown[]) => void early.push([name, args]);
+      warm.on(name, hold);
+      return () => warm.off(name, hold);
+    });
     try {
       withContext(this.#traceContext, () => handOff(warm));
     } catch (error) {
       this.#endQueued('failed', 'spawn-failed', `could not hand the task to a warm child: ${(error as Error).message}`);
       return false;
+    } finally {
+      for (const release of holders) release();
     }
-    this.#adopt(warm);
+    this.#adopt(warm, early);
     return true;
   }
 
@@ -242,14 +253,14 @@ export class PooledRun extends RunHandle implements PoolRun {
     return true;
   }
 
-  /** Relays `inner`, the run that does its work, from now on. */
-  #adopt(inner: Run): void {
+  /** Relays `inner`, the run that does its work, from now on (after `early`: what it emitted while it took the task). */
+  #adopt(inner: Run, early: ReadonlyArray<[string, unknown[]]> = []): void {
     this.#inner = inner;
-    for (const name of RELAYED_EVENTS) {
-      inner.on(name, (...args: unknown[]) => (this.emit as (event: string, ...rest: unknown[]) => boolean)(name, ...args));
-    }
+    const relay = (name: string, args: unknown[]) => (this.emit as (event: string, ...rest: unknown[]) => boolean)(name, ...args);
+    for (const name of RELAYED_EVENTS) inner.on(name, (...args: unknown[]) => relay(name, args));
     this.#resolveTaskAck(inner.taskAck);
     this.emit('state', inner.state, 'queued');
+    for (const [name, args] of early) relay(name, args);
     if (this.#iterated || this.#taps.active) this.#startPump();
     void inner.outcome.then((outcome) => {
       this.#finish(outcome);

@@ -10,7 +10,9 @@ import { attachableRuns, attachRun } from '../api/attach-run.js';
 import { checkRunOptions, RUN_DEFAULTS, spawnRun } from '../api/spawn-run.js';
 import { handOff } from '../api/hand-off.js';
 import type { Outcome, Run, RunOptions, SharedBudget, StreamIterator } from '../api/types.js';
-import { checkConcurrency, checkPoolBudget, mergeOptions } from './pool-options.js';
+import { checkConcurrency, checkPoolBudget, mergeOptions, SPAWN_OPTION_KEYS, SUPERVISOR_OPTION_KEYS } from './pool-options.js';
+import { OPTION_KEYS as RUN_OPTION_KEYS } from '../api/option-checks.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import { notStartedOn } from '../run/run-budget.js';
 import { openAccount } from '../run/shared-budget.js';
 import type { SharedBudgetAccount } from '../run/shared-budget.js';
@@ -117,9 +119,12 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   constructor(options: SupervisorOptions) {
     super();
     if (typeof options !== 'object' || options === null) throw new TypeError('createSupervisor needs an options object');
+    refuseUnknownKeys(options, SUPERVISOR_OPTION_KEYS, 'createSupervisor');
     checkConcurrency(options.concurrency);
     const defaults = options.defaults ?? {};
     if (typeof defaults !== 'object' || defaults === null) throw new TypeError('options.defaults must be an object');
+    // Checked here too, not only at spawn(): a pool with a start of its own never meets spawnRun's check.
+    refuseUnknownKeys(defaults, RUN_OPTION_KEYS, 'spawnRun', 'options.defaults');
     this.#defaults = { ...defaults, ...(options.durable === undefined ? {} : { durable: options.durable }) };
     const { total, perRun } = checkPoolBudget(options.budget, defaults.budget);
     if (perRun !== undefined) this.#defaults.budget = perRun;
@@ -192,6 +197,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   spawn<T = unknown>(options: PoolSpawnOptions<T> = {}): PoolRun<T> {
     if (this.#closed) throw new SupervisorClosedError('the supervisor is shut down: spawn() accepts no more runs');
     if (typeof options !== 'object' || options === null) throw new TypeError('spawn needs an options object');
+    refuseUnknownKeys(options, SPAWN_OPTION_KEYS, 'sup.spawn');
     const { priority = 0, retry, ...runOptions } = options;
     if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new RangeError('options.priority must be a finite number');
     const policy = retry === undefined ? this.#retry : checkRetryPolicy(retry, 'options.retry');

@@ -9,7 +9,7 @@ export interface ApprovalBase {
   /**
    * Which protocol asked: the name the run was started with (`RunOptions.protocol`, `ConnectOptions.protocol`),
    * one of the registry's protocols that ask for approvals (`fuseraft`, `fuseraft-bridge`, `fuseraft-serve`,
-   * `mew`, `codex`, `acp` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
+   * `mew`, `codex`, `claude-code`, `acp` today). The registry (`src/api/registry.ts`) is its source of truth: a driver fills it from its
    * run's options, so a protocol added there needs no edit here.
    */
   protocol: string;
@@ -53,14 +53,14 @@ export interface RouteApproval extends ApprovalBase {
   targetAgent: string;
 }
 
-/** `tool_permission` (mew's `permission_request`): the agent wants to run tool `toolName` with `input`. */
+/** `tool_permission` (mew's `permission_request`, Claude Code's `can_use_tool` of a tool other than Bash): the agent wants to run tool `toolName` with `input`. */
 export interface ToolPermissionApproval extends ApprovalBase {
   kind: 'tool_permission';
   known: true;
-  /** mew's `request_id` (an integer id of an older build in decimal): the response names it as mew sent it. */
+  /** mew's `request_id` (an integer id of an older build in decimal), Claude Code's `request_id`: the response names it as sent. */
   requestId: string;
   toolName: string;
-  /** The tool's input as mew sent it (untrusted); null when absent. */
+  /** The tool's input as the agent sent it (untrusted); null when absent. */
   input: JsonValue;
 }
 

@@ -1,5 +1,6 @@
 // Redis connections of the queue: one ioredis client per role, and the options BullMQ gets to make (and close) its own.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { queuePeers } from './peers.js';
 import type { RedisOptions } from 'ioredis';
 import type { RedisConnection } from './types.js';
 
@@ -36,7 +37,7 @@ export function redisOptions(connection: RedisConnection): RedisOptions {
 
 /** A new client of subvisor's own (streams, controls); `onError` receives connection errors, which ioredis would print as unhandled. */
 export function createRedis(options: RedisOptions, onError: (error: Error) => void): Redis {
-  const client = new Redis(options);
+  const client = new (queuePeers().ioredis.Redis)(options);
   client.on('error', onError);
   return client;
 }

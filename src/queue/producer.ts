@@ -1,8 +1,11 @@
 // createQueueSupervisor: enqueues runs as BullMQ jobs (job id = run id), follows their streams, relays controls and cancels.
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
+import { queuePeers } from './peers.js';
+import { QUEUE_DASHBOARD_OPTION_KEYS, QUEUE_SUPERVISOR_OPTION_KEYS, REMOTE_SPAWN_OPTION_KEYS } from './option-keys.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import { childlessOutcome } from '../run/outcome.js';
 import { parseRecord, queueKeys, resolveRetention } from './records.js';
 import type { JobData, QueueKeys } from './records.js';
@@ -27,7 +30,6 @@ export function createQueueSupervisor(options: QueueSupervisorOptions): QueueSup
 const DISCOVERED_LIVE = 500;
 const DISCOVERED_FINISHED = 100;
 
-const SPAWN_KEYS = new Set(['profile', 'task', 'runId', 'timeoutMs', 'keepAlive', 'attempts', 'backoffMs', 'priority', 'retention']);
 
 class QueueSupervisorImpl implements QueueSupervisor {
   readonly #keys: QueueKeys;
@@ -55,6 +57,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
 
   constructor(options: QueueSupervisorOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError('createQueueSupervisor needs an options object');
+    refuseUnknownKeys(options, QUEUE_SUPERVISOR_OPTION_KEYS, 'createQueueSupervisor');
     this.#keys = queueKeys(options.queue, options.prefix);
     resolveRetention(options.retention);
     this.#retention = options.retention;
@@ -68,7 +71,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
     const connection = redisOptions(options.connection);
     this.#commands = createRedis(connection, onError);
     this.#readerClient = createRedis(connection, onError);
-    this.#queue = new Queue(this.#keys.queue, { connection, prefix: this.#keys.prefix });
+    this.#queue = new (queuePeers().bullmq.Queue)(this.#keys.queue, { connection, prefix: this.#keys.prefix });
     this.#queue.on('error', onError);
     this.#reader = new StreamReader(this.#readerClient, this.#commands, onError);
     this.#checkTimer = setInterval(() => void this.#checkQuiet(), this.#checkIntervalMs);
@@ -117,6 +120,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
 
   async serveDashboard(options: QueueDashboardOptions = {}): Promise<Dashboard> {
     if (typeof options !== 'object' || options === null) throw new TypeError('serveDashboard needs an options object');
+    refuseUnknownKeys(options, QUEUE_DASHBOARD_OPTION_KEYS, 'qs.serveDashboard');
     const { runs = 'followed', discoverIntervalMs = 2000, ...served } = options;
     if (runs !== 'followed' && runs !== 'queue') throw new TypeError("options.runs must be 'followed' or 'queue'");
     if (typeof discoverIntervalMs !== 'number' || !Number.isFinite(discoverIntervalMs) || discoverIntervalMs < 100) {
@@ -158,7 +162,7 @@ class QueueSupervisorImpl implements QueueSupervisor {
 
   #jobOf(options: RemoteSpawnOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError('spawn needs an options object');
-    for (const key of Object.keys(options)) if (!SPAWN_KEYS.has(key)) throw new TypeError(`unknown spawn option ${JSON.stringify(key)} (a queued run names a profile; the command is the worker's)`);
+    refuseUnknownKeys(options, REMOTE_SPAWN_OPTION_KEYS, "qs.spawn (a queued run names a profile: the command is the worker's)");
     const { profile, task, timeoutMs, keepAlive, attempts = 1, backoffMs = 0, priority = 0 } = options;
     if (typeof profile !== 'string' || profile.length === 0) throw new TypeError('options.profile must be a non-empty string');
     if (task !== undefined && typeof task !== 'string') throw new TypeError('options.task must be a string');

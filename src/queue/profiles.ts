@@ -2,12 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { PROTOCOLS } from '../api/registry.js';
 import { RUN_DEFAULTS } from '../api/spawn-run.js';
+import { resolveLimits, resolveSandbox } from '../api/tree-options.js';
 import type { Protocol } from '../protocol/driver.js';
 import type { RunOptions } from '../api/types.js';
 import type { JobData } from './records.js';
 import type { ProfileLimits, WorkerProfile } from './types.js';
 
-const PROFILE_KEYS = new Set(['command', 'args', 'env', 'protocol', 'cwd', 'limits']);
+const PROFILE_KEYS = new Set(['command', 'args', 'env', 'protocol', 'cwd', 'limits', 'treeLimits', 'sandbox']);
 const LIMIT_KEYS = new Set(['timeoutMs', 'maxTimeoutMs', 'killGraceMs', 'readyTimeoutMs', 'finalizeGraceMs', 'stallTimeoutMs', 'maxAnswerBytes']);
 
 /**
@@ -53,6 +54,14 @@ function checkProfile(name: string, value: unknown): void {
       if (typeof limit !== 'number' || !Number.isFinite(limit) || limit < 0) throw new TypeError(`${where}: limits.${key} must be a number >= 0`);
     }
   }
+  // spawnRun's own checks, so a bad tree limit or sandbox stops the worker at start, not each job at run time.
+  for (const [key, check] of [['treeLimits', resolveLimits], ['sandbox', resolveSandbox]] as const) {
+    try {
+      check(p[key]);
+    } catch (error) {
+      throw new TypeError(`${where}: ${(error as Error).message.replace(/^options\.\w+/, key)}`);
+    }
+  }
 }
 
 /** Reads and checks a profiles file (JSON: `{ "name": { "command": ..., ... } }`). */
@@ -80,6 +89,8 @@ export function runOptionsFor(profile: WorkerProfile, data: JobData, runId: stri
   if (profile.env !== undefined) options.env = { ...profile.env };
   if (profile.protocol !== undefined) options.protocol = profile.protocol;
   if (profile.cwd !== undefined) options.cwd = profile.cwd;
+  if (profile.treeLimits !== undefined) options.limits = { ...profile.treeLimits };
+  if (profile.sandbox !== undefined) options.sandbox = typeof profile.sandbox === 'boolean' ? profile.sandbox : structuredClone(profile.sandbox);
   if (stateDir !== undefined) options.stateDir = stateDir;
   if (data.task !== undefined) options.task = data.task;
   if (data.keepAlive !== undefined) options.keepAlive = data.keepAlive;

@@ -2,7 +2,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { RedisOptions } from 'ioredis';
 import type { ProtocolName } from '../api/registry.js';
-import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState } from '../api/types.js';
+import type { Ack, AckOrigin, Delivery, Outcome, RunEvent, RunHandleState, RunOptions } from '../api/types.js';
 import type { WireControlType } from '../wire/index.js';
 import type { UsageLedger } from '../pool/ledger.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/types.js';
@@ -185,6 +185,10 @@ export interface WorkerProfile {
   /** Working directory of the child. */
   cwd?: string;
   limits?: ProfileLimits;
+  /** Bounds on what each run's process tree may use: spawnRun's `limits` (memory, CPU seconds, processes, open files). */
+  treeLimits?: RunOptions['limits'];
+  /** Each run's child under bubblewrap: spawnRun's `sandbox`. */
+  sandbox?: RunOptions['sandbox'];
 }
 
 /** Bounds a producer cannot exceed. Durations in milliseconds. */

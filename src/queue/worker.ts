@@ -1,12 +1,15 @@
 // startWorker: a BullMQ worker that runs each job's run in the run host thread, streams its records and obeys relayed controls.
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
-import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Outcome, RunEvent } from '../api/types.js';
 import { capAnswer, DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { closeRedis, createRedis, redisOptions } from './connection.js';
+import { queuePeers } from './peers.js';
+import { WORKER_OPTION_KEYS } from './option-keys.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import { childlessOutcome } from '../run/outcome.js';
 import { checkProfiles, runOptionsFor } from './profiles.js';
 import { checkJobData, DEFAULT_RETENTION, parseControlMessage, queueKeys } from './records.js';
@@ -58,6 +61,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
   constructor(options: WorkerOptions) {
     super();
     if (typeof options !== 'object' || options === null) throw new TypeError('startWorker needs an options object');
+    refuseUnknownKeys(options, WORKER_OPTION_KEYS, 'startWorker');
     this.#keys = queueKeys(options.queue, options.prefix);
     this.#profiles = checkProfiles(options.profiles);
     const concurrency = options.concurrency ?? 1;
@@ -79,7 +83,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
     this.#host = new RunHost(concurrency, onError);
     this.#subscriber.on('message', (_channel: string, text: string) => this.#control(text));
     this.#subscribed = this.#subscriber.subscribe(this.#keys.controls).catch(onError);
-    this.#worker = new Worker(this.#keys.queue, (job, token) => this.#process(job, token), {
+    this.#worker = new (queuePeers().bullmq.Worker)(this.#keys.queue, (job, token) => this.#process(job, token), {
       connection,
       prefix: this.#keys.prefix,
       concurrency,
@@ -195,7 +199,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       writer.add({ k: 'event', a, t: Date.now(), e: exitOf(outcome) });
       writer.add({ k: 'outcome', outcome });
       await writer.flushed();
-      throw new UnrecoverableError(outcome.error);
+      throw new (queuePeers().bullmq.UnrecoverableError)(outcome.error);
     };
     if (!checked.ok) return fail(childlessOutcome(runId, 'failed', 'spawn-failed', `the job is not a subvisor run: ${checked.reason}`));
     const data = checked.data;
@@ -285,7 +289,7 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
       await job.updateData({ ...data, handedBack: (data.handedBack ?? 0) + 1 } satisfies JobData);
       await job.moveToWait(token);
       this.emit('end', runId, undefined, true);
-      throw new WaitingError();
+      throw new (queuePeers().bullmq.WaitingError)();
     }
     const capped = capAnswer(outcome, profile.limits?.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
     const cancelled = held.cancelled || outcome.errorCode === 'aborted';

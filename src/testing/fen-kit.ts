@@ -5,6 +5,7 @@ import type { ChildTranscript } from './transcript.js';
 import { isBuiltinScenarioName } from './scenario.js';
 import type { BuiltinScenarioName, Scenario } from './scenario.js';
 import { CHILD_ENV, KIT_FLAG } from './child-env.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 
 export interface FakeChildOptions {
   /** Tick while a turn runs, in ms. Default 30 (Fen's cadence); tests may go much lower. */
@@ -55,12 +56,15 @@ export function fakeChildScript(): string {
   return builtScript('fake-child.js');
 }
 
+const FAKE_CHILD_OPTION_KEYS = Object.keys({ turnTickMs: true, idleTickMs: true, transcript: true, env: true } satisfies Record<keyof FakeChildOptions, true>);
+
 /**
  * Describes a fake child running `scenario` (a built-in name or a {@link Scenario}). Nothing is spawned:
  * pass the result to whatever spawns children. Call `cleanup()` (or use `using`) when done; leftovers
  * are also removed when this process exits.
  */
 export function fakeChild(scenario: Scenario | BuiltinScenarioName, options: FakeChildOptions = {}): FakeChild {
+  refuseUnknownKeys(options, FAKE_CHILD_OPTION_KEYS, 'fakeChild');
   const script = fakeChildScript();
   const transcriptsOn = options.transcript ?? true;
   const fake = prepareFakeProcess({ scenario, isBuiltin: isBuiltinScenarioName, transcript: transcriptsOn });

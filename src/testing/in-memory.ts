@@ -2,6 +2,8 @@
 import type { Control, Driver, DriverContext, DriverSink, Launch, Protocol, ProtocolCapabilities, SendOutcome } from '../protocol/driver.js';
 import type { ProtocolReports } from '../protocol/budget.js';
 import { resolveOptions, startRun, telemetryOf, validateFor } from '../api/spawn-run.js';
+import { OPTION_KEYS as RUN_OPTION_KEYS } from '../api/option-checks.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 import { meterFacts } from '../drivers/shared/session.js';
 import type { Usage } from '../wire/index.js';
 import type { OutcomeErrorCode, OutcomeStatus, ExitRunEvent, RateLimitFields, RejectedEvent, Run, RunEvent, RunEventDraft, RunOptions } from '../api/types.js';
@@ -148,12 +150,18 @@ class InMemoryDriver implements Driver {
   }
 }
 
+/** createInMemoryRun's options: spawnRun's without what starts a process. */
+export type InMemoryRunOptions<T = unknown> = Omit<RunOptions<T>, 'command' | 'args' | 'protocol'>;
+
+/** Every key of {@link InMemoryRunOptions}. */
+export const IN_MEMORY_RUN_OPTION_KEYS = RUN_OPTION_KEYS.filter((key) => key !== 'command' && key !== 'args' && key !== 'protocol');
+
 /**
  * Starts a run whose child is played by the test, in-process: `createInMemoryRun({ task: 'hi' })`.
  * Options are those of `spawnRun` without `command`/`args`/`protocol` (no process is started); `played`
  * says what the protocol reports and can do. Throws on invalid options, as spawnRun does.
  */
-export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'command' | 'args' | 'protocol'> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
+export function createInMemoryRun<T = unknown>(options: InMemoryRunOptions<T> = {}, played: InMemoryProtocol = {}): InMemoryRun<T> {
   let driver: InMemoryDriver | undefined;
   const protocol: Protocol = {
     reports: { turns: true, toolCalls: true, tokens: true, costUsd: true, ...played.reports },
@@ -161,6 +169,7 @@ export function createInMemoryRun<T = unknown>(options: Omit<RunOptions<T>, 'com
     validate: () => undefined,
     create: (context) => (driver = new InMemoryDriver(context)),
   };
+  refuseUnknownKeys(options, IN_MEMORY_RUN_OPTION_KEYS, 'createInMemoryRun');
   const resolved = { ...resolveOptions({ ...options, command: 'in-memory' }), protocol: 'in-memory' };
   validateFor(protocol, resolved);
   // Through the API's start, so an in-memory run is traced like any other (see docs/observability.md).

@@ -4,6 +4,7 @@ import type { Outcome, Run, RunOptions } from '../api/types.js';
 import { fakeChild as makeFakeChild, type FakeChild, type FakeChildOptions } from './fen-kit.js';
 import { alivePids, waitUntilGone } from './liveness.js';
 import type { BuiltinScenarioName, Scenario } from './scenario.js';
+import { refuseUnknownKeys } from '../text/option-keys.js';
 
 export interface TestKitOptions {
   /** `killGraceMs` of the kit's runs unless a run sets its own. Default 200 (subvisor's default is 3000). */
@@ -30,6 +31,11 @@ export interface TestKit {
   settle(): Promise<void>;
 }
 
+/** testKit's first argument: the test framework's hooks it registers with. */
+export interface TestKitHooks {
+  afterEach?: AfterEach;
+}
+
 /** How long `settle()` waits for killed fake processes to be gone. */
 const GONE_TIMEOUT_MS = 5_000;
 
@@ -43,7 +49,9 @@ const GONE_TIMEOUT_MS = 5_000;
  *
  * Without `afterEach`, call `await kit.settle()` yourself (e.g. from node:test's `afterEach`).
  */
-export function testKit(hooks: { afterEach?: AfterEach } = {}, options: TestKitOptions = {}): TestKit {
+export function testKit(hooks: TestKitHooks = {}, options: TestKitOptions = {}): TestKit {
+  refuseUnknownKeys(hooks, Object.keys({ afterEach: true } satisfies Record<keyof TestKitHooks, true>), 'testKit', 'hooks');
+  refuseUnknownKeys(options, Object.keys({ killGraceMs: true, fake: true, settleTimeoutMs: true } satisfies Record<keyof TestKitOptions, true>), 'testKit');
   const killGraceMs = options.killGraceMs ?? 200;
   const fakeDefaults: FakeChildOptions = options.fake ?? { turnTickMs: 5, idleTickMs: 20 };
   let runs: Run[] = [];

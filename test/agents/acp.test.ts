@@ -24,7 +24,7 @@ async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentH
 }
 
 /** The options of a Gemini CLI cell's run (`gemini --acp`), with `extra`. */
-const acpOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions(cell, 'acp', { args: ['--acp'], ...extra });
+const acpOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('acp', cell, { args: ['--acp'], ...extra });
 
 describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, gemini --acp, in .agents/)', () => {
   it('honest: the answer, the session id, token usage and no cost; no secret in what the caller sees', async () => {

@@ -17,13 +17,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PARENT = join(ROOT, 'test', 'helpers', 'agent-parent.mjs');
 const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
 
+const codexOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('codex', cell, extra);
+
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
 async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
   await body(await openCell('codex', turns));
 }
-
-/** The options of a codex cell's run, with `extra`. */
-const codexOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions(cell, 'codex', extra);
 
 describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-server in .agents/)', () => {
   it('honest: the answer, the thread id as session id, token usage and no cost; no secret in what the caller sees', async () => {

@@ -1,6 +1,6 @@
-// What one cell of a real agent against fakeModel asserts (on the agent harness: a private HOME, a temp cwd, every process
-// tagged and reaped after the test): the invariants every cell holds, and small readings of a run. Shared by the codex
-// and acp (Gemini CLI) matrices.
+// What one cell of a real agent against fakeModel asserts (on the agent harness: a private HOME (and CODEX_HOME), a temp
+// cwd, every process tagged and reaped after the test): the invariants every cell holds, and small readings of a run.
+// Shared by the codex, claude-code and acp (Gemini CLI) matrices.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Outcome, Run, RunEvent, RunOptions } from '../../src/index.js';
@@ -13,8 +13,8 @@ export const THINKING = 'PRIVATE-REASONING-7f3a';
 export const ANSWER = 'The answer is 42.';
 
 /**
- * Every cell's run ends within this (codex takes 0.4-2 s to answer initialize on a loaded machine, gemini 4-11 s; a 429
- * is retried after its retry-after).
+ * Every cell's run ends within this (codex and claude take 0.4-2 s to answer initialize on a loaded machine, gemini
+ * 4-11 s; a 429 is retried after its retry-after).
  */
 export const OUTCOME_BOUND_MS = 90_000;
 
@@ -23,8 +23,8 @@ export function openCell(agent: FakeModelAgent, turns: FakeModelOptions['turns']
   return agentHarness(agent, { turns, ...modelOptions });
 }
 
-/** The options of a cell's run (the installed binary, the cell's environment and cwd), with `extra`. */
-export function cellOptions(cell: AgentHarness, protocol: RunOptions['protocol'], extra: Partial<RunOptions> = {}): RunOptions {
+/** The options of a cell's run (the protocol, the installed binary, the cell's environment and cwd), with `extra`. */
+export function cellOptions(protocol: RunOptions['protocol'], cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions {
   return { protocol, command: cell.command, env: cell.env, cwd: cell.cwd, killGraceMs: 2000, readyTimeoutMs: 60_000, ...extra };
 }
 

@@ -4,6 +4,7 @@ import { isFaBuiltinScenarioName } from './scenario.js';
 import type { FaBuiltinScenarioName, FaScenario } from './scenario.js';
 import { readFaTranscript } from './transcript.js';
 import type { FaTranscript } from './transcript.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface FakeFaOptions {
   /**
@@ -46,6 +47,7 @@ export interface FakeFa {
  * Call `cleanup()` (or use `using`) when done; leftovers are also removed when this process exits.
  */
 export function fakeFa(scenario: FaScenario | FaBuiltinScenarioName, options: FakeFaOptions = {}): FakeFa {
+  refuseUnknownKeys(options, Object.keys({ output: true, transcript: true, env: true } satisfies Record<keyof FakeFaOptions, true>), 'fakeFa');
   const script = builtScript('fake-fa.js');
   const transcriptsOn = options.transcript ?? true;
   const fake = prepareFakeProcess({ scenario, isBuiltin: isFaBuiltinScenarioName, transcript: transcriptsOn, env: options.env });

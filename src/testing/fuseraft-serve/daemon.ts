@@ -10,6 +10,7 @@ import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { LineSplitter } from '../../text/line-splitter.js';
 import { FUSERAFT_SERVE_BUILTIN_SCENARIOS } from './scenario.js';
 import type { ServeBuiltinName, ServeScenario, ServeTaskPlan } from './scenario.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface FakeFuseraftServeOptions {
   /** Require `Authorization: Bearer <token>` (WebSocket); anything else is refused with HTTP 401. */
@@ -77,6 +78,7 @@ const PROTOCOL_VERSION = 1;
 
 /** Starts a fake `fuseraft serve` in this process: `const daemon = await fakeFuseraftServe('echo', { token })`. */
 export async function fakeFuseraftServe(scenario: ServeScenario | ServeBuiltinName = 'echo', options: FakeFuseraftServeOptions = {}): Promise<FakeFuseraftServe> {
+  refuseUnknownKeys(options, Object.keys({ token: true, unixSocket: true } satisfies Record<keyof FakeFuseraftServeOptions, true>), 'fakeFuseraftServe');
   const daemon = new FakeDaemon(typeof scenario === 'string' ? FUSERAFT_SERVE_BUILTIN_SCENARIOS[scenario] : scenario, options);
   await daemon.listen();
   return daemon;

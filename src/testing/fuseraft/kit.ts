@@ -4,6 +4,7 @@ import { isFuseraftBuiltinScenarioName } from './scenario.js';
 import type { FuseraftBridgeScenarioName, FuseraftMode, FuseraftReplScenarioName, FuseraftScenario } from './scenario.js';
 import { readFuseraftTranscript } from './transcript.js';
 import type { FuseraftTranscript } from './transcript.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface FakeFuseraftOptions {
   /** Whether each process writes a transcript (see {@link FakeFuseraft.transcript}). Default true. */
@@ -57,6 +58,7 @@ export function fakeFuseraft(
   scenario: FuseraftScenario | FuseraftReplScenarioName | FuseraftBridgeScenarioName = mode === 'repl' ? 'chat' : 'success',
   options: FakeFuseraftOptions = {},
 ): FakeFuseraft {
+  refuseUnknownKeys(options, Object.keys({ transcript: true, env: true, config: true } satisfies Record<keyof FakeFuseraftOptions, true>), 'fakeFuseraft');
   const script = builtScript('fake-fuseraft.js');
   const transcriptsOn = options.transcript ?? true;
   const fake = prepareFakeProcess({

@@ -7,6 +7,7 @@ import type { ReceivedMessage } from './daemon.js';
 import { isMewBuiltinScenarioName, MEW_BUILTIN_SCENARIOS } from './builtins.js';
 import type { MewBuiltinScenarioName } from './builtins.js';
 import type { MewDaemonScenario } from './scenario.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface FakeMewDaemonOptions {
   /** Port to listen on (default 0: any free port). */
@@ -42,6 +43,7 @@ export interface FakeMewDaemonServer {
  * Close it when done.
  */
 export async function fakeMewDaemon(scenario: MewDaemonScenario | MewBuiltinScenarioName = 'chat', options: FakeMewDaemonOptions = {}): Promise<FakeMewDaemonServer> {
+  refuseUnknownKeys(options, Object.keys({ port: true, host: true } satisfies Record<keyof FakeMewDaemonOptions, true>), 'fakeMewDaemon');
   const script = typeof scenario === 'string' ? builtin(scenario) : scenario;
   const daemon = new FakeMewDaemon(script);
   const server = new WebSocketServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });

@@ -1,13 +1,16 @@
 // Replaying a journal: as a Fen fake child process (replayChild), or in memory with every event's own shape (replayRun).
 import { readJournal } from '../../journal/read-journal.js';
 import type { Journal } from '../../journal/read-journal.js';
-import type { RunOptions } from '../../api/options.js';
 import { fakeChild } from '../fen-kit.js';
 import type { FakeChild } from '../fen-kit.js';
-import { createInMemoryRun } from '../in-memory.js';
-import type { InMemoryChild, InMemoryRun, PlayableEvent, ReceivedControl } from '../in-memory.js';
-import { delayOf, replayScriptOf } from './replay-script.js';
+import { createInMemoryRun, IN_MEMORY_RUN_OPTION_KEYS } from '../in-memory.js';
+import type { InMemoryRun, InMemoryRunOptions } from '../in-memory.js';
+import { replayScriptOf } from './replay-script.js';
 import type { ReplayScript, ReplayTiming } from './replay-script.js';
+import { playInMemory } from './in-memory-player.js';
+import type { ReplayControls } from './in-memory-player.js';
+import { MAX_TIMER_MS } from '../../run/run-timers.js';
+import { refuseUnknownKeys } from '../../text/option-keys.js';
 
 export interface ReplayOptions {
   /** How the events are spaced: `compressed` (default: as fast as the controls allow), `kept` (as recorded), or `{ speed }` (recorded gaps divided by it). */
@@ -31,6 +34,8 @@ function scriptOf(journal: string | Journal | ReplayScript): ReplayScript {
   return 'entries' in journal ? replayScriptOf(journal) : journal;
 }
 
+const REPLAY_OPTION_KEYS = Object.keys({ timing: true, outlivesParent: true, maxLifeMs: true } satisfies Record<keyof ReplayOptions, true>);
+
 /**
  * A Fen fake child that plays a recorded run (a journal's path, a journal, or its script): the recorded
  * events in order, each `control-ack` written once its control arrived (with the live control's seq),
@@ -41,6 +46,7 @@ function scriptOf(journal: string | Journal | ReplayScript): ReplayScript {
  * the other protocol's own fields under `extra` (`replayRun` keeps every shape).
  */
 export function replayChild(journal: string | Journal | ReplayScript, options: ReplayOptions = {}): ReplayChild {
+  refuseUnknownKeys(options, REPLAY_OPTION_KEYS, 'replayChild');
   const script = scriptOf(journal);
   const fake = fakeChild(
     {
@@ -58,58 +64,36 @@ export function replayChild(journal: string | Journal | ReplayScript, options: R
   return child;
 }
 
+/** replayRun's own options. */
+export interface ReplayRunControls {
+  /**
+   * Who sends the controls the recorded caller sent (a steer, a follow-up, a cancel...): `replayed` (default) sends
+   * each again, with its recorded text, when the replay reaches the event that answers it; `caller`: your test
+   * sends them (`run.steer(...)`) and the replay waits for each. The task prompt and subvisor's own controls
+   * always come from the run itself.
+   */
+  controls?: ReplayControls;
+  /** How long the replay waits for a control before it ends the run `failed`, naming the control. Default 30000. */
+  controlWaitMs?: number;
+}
+
+/** replayRun's options: a replay's, its own, and createInMemoryRun's. */
+export type ReplayRunOptions = ReplayOptions & ReplayRunControls & InMemoryRunOptions;
+
 /**
  * A recorded run replayed in memory, no process: the same events with the same shapes whatever the
  * protocol (each with the fact it means for the run: acks, turns, deliveries, result, exit), acks sent
  * once their control arrived. `options` are createInMemoryRun's; the recorded task is the default task.
  */
-export function replayRun(journal: string | Journal | ReplayScript, options: ReplayOptions & Parameters<typeof createInMemoryRun>[0] = {}): InMemoryRun {
-  const script = scriptOf(journal);
-  const { timing = 'compressed', outlivesParent: _outlives, maxLifeMs: _cap, ...runOptions } = options;
-  const started = createInMemoryRun({ ...(script.task === undefined ? {} : { task: script.task }), ...runOptions } satisfies Omit<RunOptions, 'command' | 'args' | 'protocol'>);
-  void playInMemory(script, started.child, timing);
-  return started;
-}
-
-/** Plays the script into the in-memory child; the run's outcome settles the rest (a killed child is `gone` once disconnected). */
-async function playInMemory(script: ReplayScript, child: InMemoryChild, timing: ReplayTiming): Promise<void> {
-  const live: number[] = [];
-  let waiting: (() => void) | undefined;
-  child.onControl = (received: ReceivedControl) => {
-    const index = live.length;
-    const expected = script.controls[index];
-    if (expected?.type === received.control.type) {
-      live.push(received.ref);
-      waiting?.();
-    } else {
-      const reason = expected === undefined ? `replay: the recording saw ${index} controls, not more` : `replay: the recording's control ${index + 1} was ${expected.type}, not ${received.control.type}`;
-      child.ack(received.ref, 'rejected', reason);
-    }
-  };
-  // The first event waits a microtask: listeners attached right after replayRun returns see it.
-  await Promise.resolve();
-  if (script.sessionId !== undefined) child.session(script.sessionId);
-  let previousAt = 0;
-  for (const step of script.steps) {
-    while (step.after !== undefined && live.length <= step.after) {
-      if (child.disconnected) return;
-      await new Promise<void>((resolve) => (waiting = resolve));
-    }
-    const delay = delayOf(timing, step, previousAt, script.controls);
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-    if (child.disconnected) return;
-    const event = { ...step.event };
-    if (typeof event['ref'] === 'number') event['ref'] = live[event['ref']];
-    if (Array.isArray(event['refs'])) event['refs'] = (event['refs'] as number[]).map((index) => live[index]);
-    if (event.type === 'rejected') {
-      const { type: _type, ...rejection } = event;
-      child.rejected(rejection as Parameters<InMemoryChild['rejected']>[0]);
-    } else if (event.type === 'result' && script.finalText !== undefined) {
-      child.play(event as PlayableEvent, { finalText: script.finalText, truncated: false });
-    } else {
-      child.play(event as PlayableEvent);
-    }
-    previousAt = step.at;
+export function replayRun(journal: string | Journal | ReplayScript, options: ReplayRunOptions = {}): InMemoryRun {
+  refuseUnknownKeys(options, [...REPLAY_OPTION_KEYS, 'controls', 'controlWaitMs', ...IN_MEMORY_RUN_OPTION_KEYS], 'replayRun');
+  const { timing = 'compressed', outlivesParent: _outlives, maxLifeMs: _cap, controls = 'replayed', controlWaitMs = 30_000, ...runOptions } = options;
+  if (controls !== 'replayed' && controls !== 'caller') throw new TypeError("options.controls must be 'replayed' or 'caller'");
+  if (typeof controlWaitMs !== 'number' || !(controlWaitMs > 0) || controlWaitMs > MAX_TIMER_MS) {
+    throw new RangeError(`options.controlWaitMs must be a number of milliseconds from 1 to ${MAX_TIMER_MS}`);
   }
-  if (script.end.exitLine || !script.end.killed) child.gone();
+  const script = scriptOf(journal);
+  const started = createInMemoryRun({ ...(script.task === undefined ? {} : { task: script.task }), ...runOptions } satisfies InMemoryRunOptions);
+  void playInMemory(script, started.child, started.run, { timing, controls, controlWaitMs });
+  return started;
 }

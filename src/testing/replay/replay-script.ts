@@ -14,6 +14,10 @@ export interface ReplayControl {
   origin: AckOrigin;
   /** When the recording wrote it (ms since the journal started). */
   at: number;
+  /** `prompt`, `steer`, `follow-up`: the text the recording sent (what replayRun sends again). */
+  text?: string;
+  /** `finalize`: the note the recording sent, if any. */
+  note?: string;
 }
 
 /** One event of the child's, normalized (see {@link replayScriptOf}). */
@@ -83,7 +87,13 @@ export function replayScriptOf(journal: Journal): ReplayScript {
   for (const entry of journal.entries) {
     if (entry.kind === 'control') {
       indexOfSeq.set(entry.seq, controls.length);
-      controls.push({ type: entry.control, origin: entry.origin, at: entry.at });
+      controls.push({
+        type: entry.control,
+        origin: entry.origin,
+        at: entry.at,
+        ...(entry.text === undefined ? {} : { text: entry.text }),
+        ...(entry.note === undefined ? {} : { note: entry.note }),
+      });
       if (entry.origin === 'task') task = entry.text;
     } else if (entry.kind === 'event') {
       const step = stepOf(entry, indexOfSeq);

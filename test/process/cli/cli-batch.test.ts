@@ -52,8 +52,12 @@ async function waitForTrees(count: number): Promise<void> {
 }
 
 describe('task lines', () => {
-  it('accepts a JSON string or an object, and reports every mistake', () => {
+  it('accepts a plain line as its task, a JSON string or an object, and reports every mistake', () => {
     expect(parseTaskLine('"do it"', 3)).toEqual({ kind: 'task', task: { id: 3, task: 'do it', env: {} } });
+    // Only a line starting with { or " is JSON; any other line is the task as written (trimmed).
+    expect(parseTaskLine('  Summarise the README \r', 4)).toEqual({ kind: 'task', task: { id: 4, task: 'Summarise the README', env: {} } });
+    expect(parseTaskLine('[WIP] fix the "parser" {soon}', 5)).toEqual({ kind: 'task', task: { id: 5, task: '[WIP] fix the "parser" {soon}', env: {} } });
+    expect(parseTaskLine('42', 6)).toEqual({ kind: 'task', task: { id: 6, task: '42', env: {} } });
     expect(parseTaskLine('{"id":"a","task":"t","env":{"K":"v"},"timeout":"2m"}', 1)).toEqual({
       kind: 'task',
       task: { id: 'a', task: 't', env: { K: 'v' }, timeoutMs: 120_000 },
@@ -63,8 +67,9 @@ describe('task lines', () => {
     expect(parseTaskLine('{"task":"t","timeout":0}', 2)).toMatchObject({ task: { timeoutMs: Infinity } });
     expect(parseTaskLine('   ', 1)).toEqual({ kind: 'skip' });
     for (const [line, reason] of [
-      ['nope', /not JSON/],
-      ['[1]', /JSON string or an object/],
+      ['{"task": oops}', /^line 1 starts with \{ but is not JSON/],
+      ['"unterminated', /^line 1 starts with " but is not JSON/],
+      ['{"task":"t","env":{"KEY":"sk-secret"}', /^line 1 starts with \{ but is not JSON: /],
       ['""', /non-empty string/],
       ['{"id":"a"}', /"task"/],
       ['{"task":"t","extra":1}', /unknown field "extra"/],
@@ -75,6 +80,9 @@ describe('task lines', () => {
     ] as const) {
       expect(parseTaskLine(line, 1), line).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(reason) });
     }
+    // A broken line's error names its line, not its text (an env value may be a secret).
+    expect(parseTaskLine('{"task":"t","env":{"KEY":"sk-secret"}', 9)).toMatchObject({ reason: expect.not.stringContaining('sk-secret') });
+    expect(parseTaskLine('{"task":"t","env":{"KEY":"sk-secret"}', 9)).toMatchObject({ reason: expect.stringMatching(/^line 9 /) });
   });
 
   it('--tasks and --parallel are checked with the other options', () => {
@@ -98,11 +106,22 @@ describe('task lines', () => {
 });
 
 describe('supervise --tasks', () => {
+  it('takes a plain tasks file, one task per line as written', async () => {
+    const file = tasksFile(['Summarise the README', 'List the docs pages', '  Count the tests  ']);
+    const result = await runMainWithEnv(ENV, ['--tasks', file, ...COMMAND]);
+    expect(result.code).toBe(0);
+    const byLine = new Map(jsonLines(result.stdout).map((line) => [line['line'], line]));
+    expect([...byLine.keys()].sort()).toEqual([1, 2, 3]);
+    expect(byLine.get(1)).toMatchObject({ id: 1, status: 'done', finalText: 'Summarise the README' });
+    expect(byLine.get(2)).toMatchObject({ id: 2, status: 'done', finalText: 'List the docs pages' });
+    expect(byLine.get(3)).toMatchObject({ id: 3, status: 'done', finalText: 'Count the tests' });
+  });
+
   it('writes one JSON line per task as each finishes, reports bad lines, exits with the worst outcome', async () => {
     const file = tasksFile([
       '"plain string task"',
       taskLine('crash', 'boom', { name: 'crash', turns: [{ steps: [{ misbehave: { crash: { code: 2 } } }] }] }),
-      'this is not json',
+      '{"id": "broken", "task": "no closing brace"',
       taskLine('slow', 'too slow', PATIENT, { timeout: '1s' }),
       '',
       taskLine('crash', 'duplicate id'),
@@ -114,7 +133,7 @@ describe('supervise --tasks', () => {
     expect(lines).toHaveLength(6);
     expect(byLine.get(1)).toMatchObject({ id: 1, status: 'done', finalText: 'plain string task' });
     expect(byLine.get(2)).toMatchObject({ id: 'crash', status: 'failed', errorCode: 'no-exit-event' });
-    expect(byLine.get(3)).toMatchObject({ status: 'invalid', error: expect.stringContaining('not JSON') });
+    expect(byLine.get(3)).toMatchObject({ status: 'invalid', error: expect.stringMatching(/^line 3 starts with \{ but is not JSON/) });
     expect(byLine.get(4)).toMatchObject({ id: 'slow', status: 'timed-out' });
     expect(byLine.get(6)).toMatchObject({ id: 'crash', status: 'invalid', error: 'duplicate id "crash"' });
     expect(byLine.get(7)).toMatchObject({ id: 'ok', status: 'done', finalText: 'fine' });
@@ -141,7 +160,7 @@ describe('supervise --tasks', () => {
     expect(done.code).toBe(0);
     expect(jsonLines(done.stdout)).toHaveLength(2);
     expect(done.stderr).toBe('');
-    const bad = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', 'not json']), ...COMMAND]);
+    const bad = await runMainWithEnv(ENV, ['-q', '--tasks', tasksFile(['"a"', '{not json']), ...COMMAND]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^supervise: 2 tasks: 1 done, 0 failed, 0 timed out, 0 cancelled, 1 invalid \(line 2\)/);
   });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KNOWN_AGENT_EVENT_TYPES } from '../../../src/agent/known-events.js';
 import { OPTION_SPEC, PROTOCOL_NAMES } from '../../../src/cli/args.js';
@@ -111,6 +112,8 @@ describe('blocks run by this test', () => {
         timeout: 60_000,
       });
       expect(stdout.trim().length).toBeGreaterThan(0);
+      // A sample output shown after the block is what it prints (in any order: runs may interleave).
+      for (const line of (block.output ?? '').split('\n').filter((line) => line !== '')) expect(stdout.split('\n')).toContain(line);
     },
   );
 
@@ -159,6 +162,149 @@ describe("docs/cli.md's option table", () => {
   it('lists every protocol in the --protocol row', () => {
     const row = rows[named.indexOf('protocol')]!;
     for (const protocol of PROTOCOL_NAMES) expect(row, protocol).toContain(`\`${protocol}\``);
+  });
+});
+
+/** A markdown table: its 1-based first line and its rows, outside code blocks. */
+interface Table {
+  document: string;
+  line: number;
+  rows: { line: number; text: string }[];
+}
+
+function tables(document: string): Table[] {
+  const lines = readFileSync(join(root, document), 'utf8').split('\n');
+  const found: Table[] = [];
+  let fenced = false;
+  let current: Table | undefined;
+  lines.forEach((text, index) => {
+    if (text.startsWith('```')) fenced = !fenced;
+    if (!fenced && text.startsWith('|')) {
+      current ??= { document, line: index + 1, rows: [] };
+      current.rows.push({ line: index + 1, text });
+    } else if (current) {
+      found.push(current);
+      current = undefined;
+    }
+  });
+  if (current) found.push(current);
+  return found;
+}
+
+/**
+ * The cells of a table row as GitHub renders them: every pipe not escaped (`\|`) splits the row, inside a code span
+ * too (GitHub splits a row before it reads code spans, so a pipe in backticks needs its backslash as well).
+ */
+function cells(row: string): string[] {
+  const inner = row.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  return inner.split(/(?<!\\)\|/);
+}
+
+describe('tables in README.md and docs/', () => {
+  const all = documents.flatMap(tables);
+
+  it('found the tables', () => {
+    expect(all.length).toBeGreaterThan(20);
+    expect(cells('| `a \\| b` | c |')).toEqual([' `a \\| b` ', ' c ']);
+  });
+
+  it.each(all.map((table) => [`${table.document}:${table.line}`, table] as const))(
+    '%s has as many cells in every row as in its header, and a delimiter row',
+    (_where, table) => {
+      const width = cells(table.rows[0]!.text).length;
+      expect(table.rows.length, 'a header and a delimiter row at least').toBeGreaterThanOrEqual(2);
+      expect(cells(table.rows[1]!.text).every((cell) => /^\s*:?-+:?\s*$/.test(cell)), `${table.document}:${table.rows[1]!.line}: the delimiter row`).toBe(true);
+      const wrong = table.rows
+        .filter((row) => cells(row.text).length !== width)
+        .map((row) => `${table.document}:${row.line}: ${cells(row.text).length} cells, the header has ${width} (a pipe in a code span needs \\| too)`);
+      expect(wrong).toEqual([]);
+    },
+  );
+
+  it("every page in docs/ is linked from the README's documentation table", () => {
+    const readme = tables('README.md');
+    const documentation = readme.find((table) => /^\| file \| what it holds \|/.test(table.rows[0]!.text));
+    expect(documentation, "README.md's documentation table (| file | what it holds |)").toBeDefined();
+    const linked = documentation!.rows.slice(2).map((row) => /^\| \[[^\]]+\]\((docs\/[\w.-]+\.md)\)/.exec(row.text)?.[1]);
+    const pages = documents.filter((document) => document.startsWith('docs/'));
+    expect(pages.filter((page) => !linked.includes(page))).toEqual([]);
+  });
+});
+
+describe("the README's list of the agents subvisor drives", () => {
+  const table = tables('README.md').find((found) => found.rows[0]!.text.startsWith('| agent | `protocol` |'));
+
+  it('comes before the first section, and names every protocol of the registry, and only those', () => {
+    expect(table, "README.md's agent table (| agent | `protocol` | ...)").toBeDefined();
+    const readme = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+    expect(table!.line).toBeLessThan(readme.findIndex((line) => line.startsWith('## ')) + 1);
+    const named = table!.rows.slice(2).flatMap((row) => [...cells(row.text)[1]!.matchAll(/`([\w-]+)`/g)].map((match) => match[1]!));
+    expect([...named].sort()).toEqual([...PROTOCOL_NAMES].sort());
+  });
+});
+
+describe('how the documents start Fen', () => {
+  // `fen --presenter rpc` is Fen's wire child (Fen's wire protocol page, "Child presenter"); Fen has no `--wire` flag.
+  // (`--profile fen` names a queue profile, not Fen's command line.)
+  const examples = readdirSync(join(root, 'examples')).filter((name) => name.endsWith('.mjs')).map((name) => `examples/${name}`);
+  const starts = [...documents, ...examples].flatMap((document) =>
+    [...readFileSync(join(root, document), 'utf8').matchAll(/(?:(?<!--[\w-]+ )\bfen --[\w-]+(?: \w+)?|['"]?command['"]?: ['"]fen['"], ['"]?args['"]?: \[[^\]]*\])/g)].map(
+      (match) => [document, match[0]] as const,
+    ),
+  );
+
+  it.each(starts)('%s: %s is `fen --presenter rpc`', (_document, start) => {
+    expect(start.replace(/["']/g, "'")).toMatch(/^(?:fen --presenter rpc|'?command'?: 'fen', '?args'?: \['--presenter', 'rpc'\])$/);
+  });
+
+  it('found the starts', () => {
+    expect(starts.length).toBeGreaterThan(10);
+  });
+});
+
+describe('the types the documents name where each function is documented', () => {
+  /** The exports (types and values) of each entry point, read from the built declarations as a consumer sees them. */
+  const entries: Record<string, string> = {
+    subvisor: 'dist/index.d.ts',
+    'subvisor/testing': 'dist/testing/index.d.ts',
+    'subvisor/agent': 'dist/agent/index.d.ts',
+    'subvisor/child': 'dist/child/index.d.ts',
+    'subvisor/queue': 'dist/queue/index.d.ts',
+  };
+  const program = ts.createProgram(Object.values(entries).map((file) => join(root, file)), { noEmit: true, skipLibCheck: true });
+  const checker = program.getTypeChecker();
+  const exportsOf = (entry: string): string[] => {
+    const source = program.getSourceFile(join(root, entries[entry]!))!;
+    return checker.getExportsOfModule(checker.getSymbolAtLocation(source)!).map((symbol) => symbol.name);
+  };
+  /** Names of the language and of Node, not subvisor's. */
+  const BUILT_IN = new Set(['Promise', 'AsyncIterable']);
+
+  // "Types, from `subvisor/x`: `f(options: XOptions): X`; ..." (several "from" parts on one line are allowed).
+  const named = documents.flatMap((document) =>
+    readFileSync(join(root, document), 'utf8')
+      .split('\n')
+      .flatMap((line) => [...line.matchAll(/[Tt]ypes, from `(subvisor[\w/]*)`: (.*?)(?=from `subvisor|$)/g)])
+      .flatMap((match) =>
+        [...match[2]!.matchAll(/`([^`]+)`/g)].flatMap((span) =>
+          [...span[1]!.matchAll(/\b[A-Z]\w*/g)].filter((word) => !BUILT_IN.has(word[0])).map((word) => [document, match[1]!, word[0], span[1]!] as const),
+        ),
+      ),
+  );
+
+  it.each(named)('%s: `%s` exports %s (%s)', (_document, entry, type) => {
+    // A type the entry point's page borrows from the main entry (a `Journal` for a replay) is the main entry's.
+    expect([...exportsOf(entry), ...exportsOf('subvisor')]).toContain(type);
+  });
+
+  it('name the types of every function that takes options', () => {
+    const signatures = named.map(([, , , span]) => span);
+    const functions = [
+      'spawnRun', 'connectRun', 'attachRun', 'createSupervisor', 'sup.spawn', 'sup.serveDashboard', 'createQueueSupervisor', 'qs.spawn', 'startWorker',
+      'qs.serveDashboard', 'asAgent', 'collect', 'serveAgent', 'readJournal', 'fakeChild', 'testKit', 'createInMemoryRun', 'linkedStdio',
+      'replayChild', 'replayRun', 'fakeFa', 'fakeFuseraft', 'fakeFuseraftServe', 'fakeMewDaemon', 'fakeModel', 'model.setup',
+    ];
+    expect(functions.filter((name) => !signatures.some((span) => span.startsWith(`${name}(`)))).toEqual([]);
   });
 });
 

@@ -1,15 +1,17 @@
 // The published package: `npm pack` holds exactly the files a consumer needs, `npm publish` has nothing to correct,
 // installing the tarball runs (and warns of) none of subvisor's own scripts, and a consumer project that installs
 // it (offline, unpacked by hand; with npm when the registry answers) imports every entry point from ESM, CommonJS and
-// TypeScript (5.2 and the current one), runs every bin and the docs' toy agent.
+// TypeScript (5.2 and the current one), runs every bin and the docs' toy agent; without the queue's optional peers
+// (BullMQ, ioredis) everything but subvisor/queue works and subvisor/queue says what to install; with them it runs.
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentedAgentEvents } from '../../helpers/documented-events.js';
+import { haveRedis, startRedis } from '../../helpers/redis-server.js';
 
 const execFileAsync = promisify(execFile);
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -19,7 +21,12 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   exports: Record<string, string | { types?: string; default?: string }>;
   bin: Record<string, string>;
   dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
 };
+/** The queue's optional peers, and what subvisor/queue tells a project that lacks them. */
+const QUEUE_PEERS = ['bullmq', 'ioredis'];
+const INSTALL_PEERS = 'npm install bullmq ioredis';
 /** Where a manifest path points inside the package (`./dist/x.js` and `dist/x.js` alike). */
 const inPackage = (path: string): string => path.replace(/^\.\//, '');
 /** The scripts npm runs when a project installs a package, and names in its install-scripts warning. */
@@ -40,6 +47,8 @@ const KEY_EXPORT: Record<string, string> = {
 
 let scratch: string;
 let consumer: string;
+/** The same installed package with its dependencies but without the optional peers. */
+let bare: string;
 let packed: string[];
 let tarball: string;
 
@@ -61,11 +70,18 @@ beforeAll(async () => {
   const installed = join(consumer, 'node_modules', manifest.name);
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
-  for (const dependency of [...Object.keys(manifest.dependencies), '@types/node']) {
-    mkdirSync(join(consumer, 'node_modules', dependency, '..'), { recursive: true });
-    symlinkSync(join(root, 'node_modules', dependency), join(consumer, 'node_modules', dependency));
+  // This consumer also installed the queue's optional peers; `bare` did not.
+  bare = join(scratch, 'bare');
+  for (const [project, extra] of [[consumer, QUEUE_PEERS], [bare, []]] as const) {
+    const installedHere = join(project, 'node_modules', manifest.name);
+    mkdirSync(installedHere, { recursive: true });
+    if (project === bare) execFileSync('tar', ['-xzf', tarball, '-C', installedHere, '--strip-components=1']);
+    for (const dependency of [...Object.keys(manifest.dependencies), '@types/node', ...extra]) {
+      mkdirSync(join(project, 'node_modules', dependency, '..'), { recursive: true });
+      symlinkSync(join(root, 'node_modules', dependency), join(project, 'node_modules', dependency));
+    }
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   }
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
 }, 120_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -118,6 +134,80 @@ describe('npm pack', () => {
       expect(target, subpath).toMatchObject({ types: expect.any(String), default: expect.any(String) });
     }
   });
+});
+
+describe("the queue's dependencies", () => {
+  it('BullMQ and ioredis are optional peer dependencies (npm does not install them with subvisor), and dev dependencies here', () => {
+    const all = manifest as unknown as { devDependencies: Record<string, string> };
+    for (const peer of QUEUE_PEERS) {
+      expect(manifest.dependencies[peer], peer).toBeUndefined();
+      expect(manifest.peerDependencies[peer], peer).toBeDefined();
+      expect(manifest.peerDependenciesMeta[peer], peer).toEqual({ optional: true });
+      expect(all.devDependencies[peer], peer).toBe(manifest.peerDependencies[peer]);
+    }
+  });
+});
+
+describe('a consumer project without BullMQ and ioredis', () => {
+  it.each(entryPoints.filter((entry) => entry !== 'subvisor/queue'))('imports %s from ESM and CommonJS', async (entry) => {
+    for (const [type, script] of [
+      ['module', `import * as m from '${entry}'; console.log(typeof m.${KEY_EXPORT[entry]});`],
+      ['commonjs', `const m = require('${entry}'); console.log(typeof m.${KEY_EXPORT[entry]});`],
+    ] as const) {
+      const { stdout } = await execFileAsync(process.execPath, [`--input-type=${type}`, '--eval', script], { cwd: bare });
+      expect(stdout.trim(), `${entry} (${type})`).toBe('function');
+    }
+  });
+
+  it('gets an error naming the install command from subvisor/queue, from ESM and CommonJS', async () => {
+    for (const [type, script] of [
+      ['module', `await import('subvisor/queue').then(() => console.log('loaded'), (error) => console.log(error.message));`],
+      ['commonjs', `try { require('subvisor/queue'); console.log('loaded'); } catch (error) { console.log(error.message); }`],
+    ] as const) {
+      const { stdout } = await execFileAsync(process.execPath, [`--input-type=${type}`, '--eval', script], { cwd: bare });
+      expect(stdout.trim(), type).toMatch(/^subvisor\/queue needs BullMQ and ioredis, .*\(bullmq is missing\): npm install bullmq ioredis$/);
+      expect(stdout, type).toContain(INSTALL_PEERS);
+    }
+  });
+
+  it('runs supervise: a local run works, and a queue command says what to install', async () => {
+    const supervise = join(bare, 'node_modules', manifest.name, inPackage(manifest.bin['supervise']!));
+    const fake = join(bare, 'node_modules', manifest.name, inPackage(manifest.bin['subvisor-fake-child']!));
+    const local = await execFileAsync(process.execPath, [supervise, '--quiet', '--task', 'hello', '--', process.execPath, fake, 'echo'], { cwd: bare, timeout: 60_000 });
+    expect(local.stdout.trim()).toBe('hello');
+    const remote = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [supervise, '--redis', 'redis://127.0.0.1:1', '--queue', 'q', '--profile', 'p', '--task', 't'], { cwd: bare, timeout: 60_000 }, (_error, _stdout, stderr) =>
+        resolve({ code: child.exitCode, stderr }),
+      );
+    });
+    expect(remote.code).not.toBe(0);
+    expect(remote.stderr).toContain(INSTALL_PEERS);
+  });
+});
+
+describe.skipIf(!haveRedis())('a consumer project with BullMQ and ioredis (needs redis-server)', () => {
+  it('runs a task through subvisor/queue: a producer, a worker, the answer', async () => {
+    const redis = await startRedis();
+    try {
+      const fake = join(consumer, 'node_modules', manifest.name, inPackage(manifest.bin['subvisor-fake-child']!));
+      const script = `
+        import { createQueueSupervisor, startWorker } from 'subvisor/queue';
+        const address = { connection: ${JSON.stringify(redis.url)}, queue: 'package-test' };
+        const worker = startWorker({ ...address, profiles: { echo: { command: process.execPath, args: [${JSON.stringify(fake)}, 'echo'] } } });
+        const qs = createQueueSupervisor(address);
+        const outcome = await qs.spawn({ profile: 'echo', task: 'through the queue', timeoutMs: 60000 }).outcome;
+        await qs.close();
+        await worker.close();
+        console.log(outcome.status, outcome.finalText ?? outcome.error);
+      `;
+      // A file, not --eval: the worker's run host thread inherits the process's execArgv, and --input-type with it.
+      writeFileSync(join(consumer, 'queue-round-trip.mjs'), script);
+      const { stdout } = await execFileAsync(process.execPath, ['queue-round-trip.mjs'], { cwd: consumer, timeout: 90_000 });
+      expect(stdout.trim()).toBe('done through the queue');
+    } finally {
+      await redis.dispose();
+    }
+  }, 120_000);
 });
 
 describe('a consumer project that installed the tarball', () => {
@@ -209,6 +299,9 @@ describe('npm install of the tarball in a new project (its dependencies come fro
     expect(install.code, install.output).toBe(0);
     const warnings = install.output.split('\n').filter((line) => /npm warn/i.test(line));
     expect(warnings.filter((line) => line.includes(manifest.name) || line.includes('tsup'))).toEqual([]);
+    // No dependency brings an install script (BullMQ's msgpackr-extract did, before BullMQ became an optional peer).
+    expect(install.output.split('\n').filter((line) => /install[- ]scripts?|node-gyp/i.test(line))).toEqual([]);
+    for (const peer of QUEUE_PEERS) expect(existsSync(join(app, 'node_modules', peer)), `${peer} installed`).toBe(false);
     const { stdout } = await execFileAsync(join(app, 'node_modules', '.bin', 'supervise'), ['--version'], { cwd: app });
     expect(stdout.trim()).toContain(manifest.version);
   }, 150_000);

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
+/** All in the slow tier (test/tiers.ts), so the nested suite runs with its configuration. */
 const QUEUE_FILES = [
   'test/process/queue/queue.test.ts',
   'test/process/queue/queue-faults.test.ts',
@@ -62,7 +63,7 @@ describe('the queue test files with redis-server hidden from PATH', () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = execFile(
         process.execPath,
-        [vitest, 'run', ...QUEUE_FILES, '--reporter=json', `--outputFile=${report}`],
+        [vitest, 'run', '--config', 'vitest.slow.config.ts', ...QUEUE_FILES, '--reporter=json', `--outputFile=${report}`],
         { cwd: root, env: { ...process.env, PATH: pathWithout('redis-server', scratch) }, timeout: 120_000 },
         (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
       );

@@ -98,6 +98,15 @@ describe.skipIf(redisMissing)('subvisor/queue on a real Redis', () => {
     expect(qs.usage()).toMatchObject({ total: { runs: 1, tokens, withoutUsage: 0 }, byProtocol: { fen: { runs: 1, tokens } }, byModel: { 'fake-1': { runs: 1 } }, byStatus: { done: { runs: 1 } }, complete: true });
   });
 
+  it("applies the profile's tree limits on the worker: a child over memoryBytes ends memory-limit, its tree gone", async () => {
+    const queue = nextQueue();
+    const hog = { ...fakeProfile({ turns: [{ steps: [{ misbehave: { hog: { allocateBytes: 400 * 1024 * 1024 } } }, { pause: 60_000 }] }] }), treeLimits: { memoryBytes: 250 * 1024 * 1024, sampleIntervalMs: 100 } };
+    await worker(queue, { hog });
+    const outcome = await producer(queue).spawn({ profile: 'hog', task: 'allocate' }).outcome;
+    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'memory-limit', killed: true, limits: { exceeded: { limit: 'memoryBytes', max: 250 * 1024 * 1024 } } });
+    await eventually(() => liveFakeProcesses(hog.token).length === 0, 15_000, 'the hog and its child gone');
+  });
+
   it('relays controls to the worker and resolves them to the acks of the child', async () => {
     const queue = nextQueue();
     await worker(queue, { demo: fakeProfile('demo') });

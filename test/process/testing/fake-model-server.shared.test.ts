@@ -261,8 +261,10 @@ describe('fakeModel: options and setups', () => {
     const hanging = send(m.url, '/v1/messages', claudeTurn(), { onData: (chunk) => (received += chunk) });
     await expect.poll(() => received).toContain('slow');
     expect(added(before).length).toBeGreaterThan(0);
+    // The handler is on before close() rejects the wait, or the rejection is unhandled while the server closes.
+    const waitRejected = expect(waiting).rejects.toThrow('fakeModel was closed');
     await Promise.all([m.close(), m.close()]);
-    await expect(waiting).rejects.toThrow('fakeModel was closed');
+    await waitRejected;
     expect((await hanging).error).toBeDefined();
     await expect.poll(() => added(before)).toEqual([]);
     await expect(m.waitForRequest()).resolves.toMatchObject({ ended: 'server-closed' });

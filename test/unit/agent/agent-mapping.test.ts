@@ -110,6 +110,17 @@ describe('tools, retries, passthrough', () => {
     expect(mapAll([ev('info', { summary: 'x', extra: { retrying } })]).out).toEqual([{ type: 'retrying', ...retrying }]);
   });
 
+  it('a rate limit the agent retries by itself is a retrying event; a warning or a refusal it gave up on is not', () => {
+    const retried = ev('rate-limit', { status: 'limited', httpStatus: 429, agentRetries: true, attempt: 2, maxAttempts: 10, retryAfterMs: 3654, nativeType: 'system/api_retry', message: 'rate_limit' });
+    expect(mapAll([retried]).out).toEqual([{ type: 'retrying', attempt: 2, maxAttempts: 10, delayMs: 3654, reason: 'rate limited (HTTP 429): rate_limit' }]);
+    const bare = ev('rate-limit', { status: 'limited', agentRetries: true, nativeType: 'error' });
+    expect(mapAll([bare]).out).toEqual([{ type: 'retrying', attempt: 1, maxAttempts: 1, delayMs: 0, reason: 'rate limited' }]);
+    const warning = ev('rate-limit', { status: 'warning', nativeType: 'rate_limit_event' });
+    const gaveUp = ev('rate-limit', { status: 'limited', httpStatus: 429, agentRetries: false, nativeType: 'error' });
+    expect(mapAll([warning, gaveUp]).out).toEqual([]);
+    expect(mapAll([gaveUp], true).out).toEqual([{ type: 'run_event', event: expect.objectContaining({ type: 'rate-limit', status: 'limited' }) }]);
+  });
+
   it("a relayed agent event comes out unchanged; a relayed terminal is refused", () => {
     const citation = { type: 'citation', url: 'https://example.com', nested: { a: [1, 2] } };
     expect(mapAll([ev('info', { extra: { agentEvent: citation } })]).out).toEqual([citation]);

@@ -12,7 +12,7 @@ describe("protocol 'codex' options", () => {
 
   it('resumes a thread by id; resume is refused for a protocol that cannot', () => {
     expect(resolveOptions({ protocol: 'codex', resume: 'thread-1' }, protocolNamed('codex')).resume).toBe('thread-1');
-    expect(() => checkRunOptions({ protocol: 'fen', command: 'fen', resume: 'thread-1' })).toThrow("options.resume applies to protocol 'codex' or 'acp' only");
+    expect(() => checkRunOptions({ protocol: 'fen', command: 'fen', resume: 'thread-1' })).toThrow("options.resume applies to protocol 'codex', 'claude-code' or 'acp' only");
     expect(() => checkRunOptions({ protocol: 'codex', resume: '' })).toThrow('options.resume must be a non-empty string');
   });
 

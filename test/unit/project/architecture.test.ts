@@ -62,7 +62,7 @@ const ALLOWED: Record<string, string[]> = {
   // attachRun finds a durable run's directory by its channel's naming.
   api: ['api', 'journal', 'run', 'observe', 'drivers', 'protocol', 'channel', 'wire', 'text'],
   // A live page of runs, from any source that hands it runs (the pool and the queue producer adapt themselves to it).
-  dashboard: ['dashboard', 'api', 'run', 'protocol', 'wire'],
+  dashboard: ['dashboard', 'api', 'run', 'protocol', 'wire', 'text'],
   // The pool joins the core's parent-signal registry (process/shutdown) as one participant for all its runs.
   pool: ['pool', 'api', 'run', 'observe', 'dashboard', 'protocol', 'process', 'wire', 'text'],
   agent: ['agent', 'api', 'run', 'protocol', 'wire', 'text'],

@@ -127,6 +127,19 @@ describe('profiles', () => {
     expect(() => checkProfiles({ a: { command: 'x', protocol: 'ftp' } })).toThrow(/protocol/);
     expect(() => checkProfiles({ a: { command: 'x', limits: { maxTimeoutMs: 'long' } } })).toThrow(/limits.maxTimeoutMs/);
     expect(() => checkProfiles({ a: { command: 'x', limits: { memory: 1 } } })).toThrow(/unknown field "memory"/);
+    expect(() => checkProfiles({ a: { command: 'x', treeLimits: { memory: 1 } } })).toThrow('profile "a": treeLimits.memory is not a limit');
+    expect(() => checkProfiles({ a: { command: 'x', treeLimits: { processes: 0 } } })).toThrow('profile "a": treeLimits.processes must be an integer >= 1');
+    expect(() => checkProfiles({ a: { command: 'x', sandbox: { net: true } } })).toThrow('profile "a": sandbox.net is not a sandbox option');
+    expect(() => checkProfiles({ a: { command: 'x', sandbox: 'yes' } })).toThrow('profile "a": sandbox must be a boolean');
+  });
+
+  it("passes a profile's tree limits and sandbox to each run, a copy the run cannot change in the profile", () => {
+    const profile = checkProfiles({ p: { command: 'agent', treeLimits: { memoryBytes: 1 << 30, processes: 64 }, sandbox: { writable: ['/srv/cache'], network: true } } })['p']!;
+    const options = runOptionsFor(profile, { ...job, task: 'go' }, 'run-1', undefined);
+    expect(options).toMatchObject({ limits: { memoryBytes: 1 << 30, processes: 64 }, sandbox: { writable: ['/srv/cache'], network: true } });
+    (options.sandbox as { writable: string[] }).writable.push('/');
+    expect(profile.sandbox).toEqual({ writable: ['/srv/cache'], network: true });
+    expect(runOptionsFor(checkProfiles({ q: { command: 'agent', sandbox: true } })['q']!, { ...job }, 'run-2', undefined).sandbox).toBe(true);
   });
 
   it('builds run options from the profile; the job chooses only the task, keepAlive and a capped time budget', () => {

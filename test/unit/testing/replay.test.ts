@@ -48,8 +48,8 @@ describe('replayScriptOf', () => {
     expect(script.protocol).toBe('hep');
     expect(script.task).toBe('the task');
     expect(script.controls).toEqual([
-      { type: 'prompt', origin: 'task', at: 1 },
-      { type: 'steer', origin: 'caller', at: 60 },
+      { type: 'prompt', origin: 'task', at: 1, text: 'the task' },
+      { type: 'steer', origin: 'caller', at: 60, text: 'go' },
     ]);
     expect(script.finalText).toBe('the whole answer');
     expect(script.end).toEqual({ exitLine: true, killed: false, escalated: false, exitCode: 0 });
@@ -129,7 +129,7 @@ const withoutEnvelope = (events: RunEvent[]) => events.map(({ seq: _seq, run: _r
 describe('replayRun (in memory)', () => {
   it('plays the recorded events with their shapes (another protocol\'s fields included), acking the same controls with fresh seqs, the delivery and the answer too', async () => {
     const recorded = await recordSteeredRun();
-    const { run } = replayRun(recorded.path);
+    const { run } = replayRun(recorded.path, { controls: 'caller' });
     const events: RunEvent[] = [];
     run.on('event', (event) => events.push(event));
     await new Promise<void>((resolve) => run.on('state', (state) => state === 'running' && resolve()));
@@ -146,11 +146,44 @@ describe('replayRun (in memory)', () => {
 
   it('rejects a control the recording did not see, saying what it expected, and goes on waiting for the one it did', async () => {
     const recorded = await recordSteeredRun();
-    const { run } = replayRun(readJournal(recorded.path));
+    const { run } = replayRun(readJournal(recorded.path), { controls: 'caller' });
     await new Promise<void>((resolve) => run.on('state', (state) => state === 'running' && resolve()));
     const wrong = await run.followUp('not this');
     expect(wrong).toMatchObject({ status: 'rejected', reason: "replay: the recording's control 2 was steer, not follow-up" });
     expect((await run.steer('steer it')).status).toBe('accepted');
     expect((await run.outcome).status).toBe('done');
+  });
+
+  it('sends the recorded caller\'s controls again by default: a caller that sends nothing gets the recorded run, the same acks and answer', async () => {
+    const recorded = await recordSteeredRun();
+    const { run, child } = replayRun(recorded.path);
+    const events: RunEvent[] = [];
+    run.on('event', (event) => events.push(event));
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'done', finalText: 'Hello, steered.' });
+    expect(run.state).toBe('done');
+    expect(withoutEnvelope(events)).toEqual(withoutEnvelope(recorded.events));
+    // The steer went out again with its recorded text, through the run's own surface.
+    expect(child.controls.map(({ control }) => control)).toEqual([
+      { type: 'prompt', text: 'the task' },
+      { type: 'steer', text: 'steer it' },
+      { type: 'close' },
+    ]);
+  });
+
+  it('controls: caller, and the caller never sends the recorded steer: the run ends failed after controlWaitMs, naming the control it waited for', async () => {
+    const recorded = await recordSteeredRun();
+    const started = Date.now();
+    const { run } = replayRun(recorded.path, { controls: 'caller', controlWaitMs: 200 });
+    const outcome = await run.outcome;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toBe("replay: waited 200 ms for the recording's control 2 (steer, sent by the caller), which never came");
+    expect(run.state).toBe('failed');
+  });
+
+  it('refuses a wrong controls or controlWaitMs', () => {
+    expect(() => replayRun('never-read.jsonl', { controls: 'auto' as never })).toThrow(/options\.controls must be 'replayed' or 'caller'/);
+    expect(() => replayRun('never-read.jsonl', { controlWaitMs: 0 })).toThrow(RangeError);
   });
 });

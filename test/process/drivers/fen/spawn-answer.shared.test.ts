@@ -22,7 +22,9 @@ describe('final-text-path written by the child', () => {
   ])('$label arrives whole, and the temp file is removed', async ({ repeat, bytes }) => {
     const expected = repeat.repeat(bytes / Buffer.byteLength(repeat));
     expect(Buffer.byteLength(expected)).toBe(bytes);
-    const s = supervise({ turns: [{ answer: { repeat, bytes } }] }, { task: 'a long answer please' });
+    // Writing and reading 1 MiB takes the child longer than FAST_RUN's 200 ms grace on a loaded machine; a longer
+    // grace costs nothing when the child exits on time.
+    const s = supervise({ turns: [{ answer: { repeat, bytes } }] }, { task: 'a long answer please', killGraceMs: 10_000 });
     const outcome = await s.finish({ status: 'done', mirror: true });
     const result = resultOf(s.events);
     expect(result?.truncated).toBe(true);
@@ -36,7 +38,7 @@ describe('final-text-path written by the child', () => {
   });
 
   it('the built-in huge-answer scenario: whole answer, file removed', async () => {
-    const s = supervise('huge-answer', { task: 'go' });
+    const s = supervise('huge-answer', { task: 'go', killGraceMs: 10_000 });
     const outcome = await s.finish({ status: 'done' });
     const result = resultOf(s.events);
     expect(result?.finalTextPath).toBeTypeOf('string');
