@@ -118,6 +118,23 @@ describe.skipIf(agentBinary('gemini') === undefined)('acp (Gemini CLI 0.61.0, ge
     });
   });
 
+  it("finalize mid-stream: session/cancel, then the note as one last prompt whose answer is the run's", async () => {
+    const pieces = Array.from({ length: 40 }, (_, i) => `piece${i} `);
+    await inCell([{ text: pieces, delayMs: 250 }, { text: 'Final summary.' }], async (cell) => {
+      const run = spawnRun(acpOptions(cell, { task: 'Stream slowly' }));
+      let asked = false;
+      run.on('event', (event) => {
+        if (event.type !== 'assistant-text-delta' || asked) return;
+        asked = true;
+        void run.finalize('FINALIZE: summarise now.');
+      });
+      const { events, outcome } = await finishRun(cell, run);
+      expect(events.filter((event) => event.type === 'turn-complete').map((event) => event.stopReason)).toEqual(['aborted', 'end_turn']);
+      expect(cell.model.turnRequests.at(-1)?.userText).toBe('FINALIZE: summarise now.');
+      expect(outcome).toMatchObject({ status: 'done', turns: 2, finalText: 'Final summary.' });
+    });
+  });
+
   it('deadline-hang: a stream that hangs ends timed-out at the deadline, nothing left', async () => {
     await inCell([{ text: 'working', hang: true }], async (cell) => {
       const { outcome, ms } = await finishRun(cell, spawnRun(acpOptions(cell, { task: 'Hang', timeoutMs: 30_000 })));
