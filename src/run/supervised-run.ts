@@ -26,7 +26,7 @@ import type { TaskHandOff } from './task-hand-off.js';
 import type { SupervisedProcess } from '../process/supervised-process.js';
 import type { ProcessExit, ProcessReport } from '../process/supervised-process.js';
 import type { Ack, Run } from './handle.js';
-import type { Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
+import type { ApprovalAnswer, ApprovalRequest, Outcome, RejectedEvent, RunEvent } from '../protocol/index.js';
 
 /** The report of a run that had no process (it never started, or its driver talks to a daemon). */
 const NO_PROCESS: ProcessReport = { exitCode: null, signal: null, killed: false, escalated: false, outputTail: '' };
@@ -174,7 +174,7 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
     this.#driver = protocol.create({
       runId: options.runId,
       startedAt: this.#startedAt,
-      options,
+      options: options.approve === undefined ? options : { ...options, approve: (request) => this.#approve(request) },
       sink: this.#sink(),
       shouldPause: () => this.#shouldPauseReading(),
       backpressure: () => this.#backpressure(),
@@ -411,6 +411,16 @@ export class SupervisedRun extends RunHandle implements Run, ShutdownParticipant
   /* ---------------------------------------------------------------------------------------------- */
   /* Controls                                                                                       */
   /* ---------------------------------------------------------------------------------------------- */
+
+  /**
+   * The driver's `approve`: the caller's (the task's, after a hand-off), denied without asking once a budget limit
+   * was reached, as the finalize that follows asks for an answer and no more tools.
+   */
+  #approve(request: ApprovalRequest): ApprovalAnswer | Promise<ApprovalAnswer> {
+    const approve = this.#options.approve;
+    if (this.#terms?.spent === true || approve === undefined) return false;
+    return approve(request);
+  }
 
   /**
    * The tree went over a limit: no cancel (the tree keeps growing while it would be read), the ladder at

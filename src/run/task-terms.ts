@@ -65,6 +65,16 @@ export class TaskTerms {
     this.#meter?.toolCalled();
   }
 
+  /**
+   * A budget limit was reached: the run is asked for its answer now (or closed, or cancelled), so no tool may run
+   * any more. The core answers the agent's approval requests with a denial from then on, whatever `approve` says:
+   * an agent that calls a tool in the turn the finalize asked to be tool-free (Claude Code and Codex do, when the
+   * model insists) spends nothing more.
+   */
+  get spent(): boolean {
+    return this.#meter?.exceeded !== undefined;
+  }
+
   modelCallEnded(usage: Usage): void {
     this.#meter?.modelCallEnded(usage);
   }
