@@ -72,6 +72,11 @@ interface Entry {
   warm?: WarmChild;
   /** While it waits at its rate-limit gate: takes it out. */
   leaveGate?: () => void;
+  /**
+   * Counted as running (its slot taken), whether or not its child started: a run whose start failed (a journal
+   * it could not open) ends without one, and must leave `running`, not `queued`.
+   */
+  running?: boolean;
 }
 
 class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervisor {
@@ -352,6 +357,8 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     if (!this.#passGate(run, () => this.#enqueue(run))) return Promise.resolve();
     this.#counts.queued--;
     this.#counts.running++;
+    const entry = this.#live.get(run);
+    if (entry !== undefined) entry.running = true;
     const settled = run.start();
     this.emit('start', run);
     return settled;
@@ -365,7 +372,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
       this.#bound.delete(entry.warm);
       this.#warm?.unbind(entry.warm);
     }
-    if (run.started) this.#counts.running--;
+    if (entry.running === true) this.#counts.running--;
     else this.#counts.queued--;
     this.#book.add(outcome);
     const spent = this.#total?.exceeded !== undefined;
@@ -512,6 +519,7 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
     this.#warm?.handedOff(child);
     this.#counts.queued--;
     this.#counts.running++;
+    entry.running = true;
     this.emit('start', run);
   }
 

@@ -68,6 +68,18 @@ describe('the pool over the in-memory driver', () => {
     await sup.shutdown();
   });
 
+  it("a run whose start throws (a journal it cannot open) ends spawn-failed and leaves the pool's counts as they were", async () => {
+    const sup = createSupervisor({ concurrency: 2, handleParentSignals: false, start: () => {
+      throw new Error('cannot write the journal');
+    } });
+    const outcomes = await Promise.all([sup.spawn({ task: 'a' }), sup.spawn({ task: 'b' })].map((run) => run.outcome));
+    expect(outcomes.map((outcome) => [outcome.status, outcome.errorCode])).toEqual([['failed', 'spawn-failed'], ['failed', 'spawn-failed']]);
+    expect(sup.counts).toMatchObject({ queued: 0, running: 0, failed: 2 });
+    expect([sup.running, sup.queued]).toEqual([0, 0]);
+    await sup.onIdle();
+    expect(await sup.shutdown()).toMatchObject({ queued: 0, running: 0, failed: 2 });
+  });
+
   it('a run cancelled while queued never starts: cancelled, aborted, and its start is never called', async () => {
     const fake = inMemoryStart({ hold: true });
     const sup = createSupervisor({ concurrency: 1, start: fake.start, handleParentSignals: false });
