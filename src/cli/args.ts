@@ -11,6 +11,24 @@ import { UsageError } from './usage-error.js';
 
 export type OutputMode = 'text' | 'events' | 'json';
 
+/** The command a protocol runs when none is given (`codex`, `claude`), or undefined. */
+function protocolDefaultCommand(protocol: string | undefined): string | undefined {
+  const known = protocol === undefined ? undefined : (PROTOCOLS as Record<string, { defaultCommand?: string }>)[protocol];
+  return known?.defaultCommand;
+}
+
+/** How a child of `protocol` is started after '--', for usage errors. */
+function exampleCommand(protocol: string | undefined): string {
+  const examples: Record<string, string> = {
+    hep: 'fa --output events',
+    fuseraft: 'fuseraft repl --vscode --no-banner',
+    'fuseraft-bridge': 'fuseraft run --bridge -c CONFIG',
+    mew: 'mew daemon',
+    acp: 'gemini --acp',
+  };
+  return (protocol === undefined ? undefined : examples[protocol] ?? protocolDefaultCommand(protocol)) ?? 'fen --presenter rpc';
+}
+
 export const OUTPUT_MODES: readonly OutputMode[] = ['text', 'events', 'json'];
 
 /** A protocol supervise speaks: a child's (spawnRun) or a daemon's only (connectRun). */
@@ -347,16 +365,19 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   );
   if (strayPositional !== undefined && strayPositional.kind === 'positional') {
     throw new UsageError(
-      `unexpected argument "${strayPositional.value}" before '--'; the child command goes after '--', as in: supervise --task '...' -- fen --presenter rpc`,
+      `unexpected argument "${strayPositional.value}" before '--'; the child command goes after '--', as in: supervise --task '...' -- ${exampleCommand(parsed.values.protocol)}`,
     );
   }
-  const [command = '', ...args] = positionals;
+  const [given = '', ...args] = positionals;
   const url = nonEmpty('url', values.url);
   const socketPath = nonEmpty('socket', values.socket);
-  const connect = command.length === 0 && (url !== undefined || socketPath !== undefined);
+  const connect = given.length === 0 && (url !== undefined || socketPath !== undefined);
+  // A protocol with a default command (codex, claude-code) runs it when none is given, as spawnRun does.
+  const defaultCommand = connect ? undefined : protocolDefaultCommand(values.protocol);
+  const command = given.length === 0 && defaultCommand !== undefined ? defaultCommand : given;
   // fuseraft serve is only ever attached to: its own check below says what it needs instead.
   if (command.length === 0 && !connect && values.protocol !== 'fuseraft-serve') {
-    throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- fen --presenter rpc`);
+    throw new UsageError(`no child command; give it after '--', as in: supervise --task '...' -- ${exampleCommand(values.protocol)}`);
   }
 
   const tasks = nonEmpty('tasks', values.tasks);
