@@ -8,6 +8,9 @@ import type { PendingFailure } from '../shared/pending-requests.js';
 import { ClaudePermissions } from './permissions.js';
 import type { ClaudeFacts, ClaudeIo } from './session-io.js';
 
+/** How many of Claude Code's answered request ids are kept to recognise their echoes. */
+const ANSWERED_KEPT = 256;
+
 /** Where the answer to one of subvisor's requests goes: its `response` member, or why there is none. */
 export interface ControlHandlers {
   settled(response: JsonObject): void;
@@ -26,13 +29,19 @@ export class ClaudeControls {
   readonly #pending: PendingRequests<JsonObject>;
   readonly #permissions: ClaudePermissions;
   #ids = 0;
+  /**
+   * Claude Code's own requests subvisor answered: with `--replay-user-messages`, 2.1.328 echoes each of subvisor's
+   * `control_response` lines back on stdout. An echo of one of these is no answer to a request of subvisor's and no
+   * bad line: it is dropped (once). Bounded: a build that does not echo leaves at most the latest few here.
+   */
+  readonly #answeredTheirs = new Set<string>();
 
   constructor(io: ClaudeIo, facts: ClaudeFacts, options: { protocol: string; approve?: ApproveCallback | undefined }) {
     this.#io = io;
     this.#facts = facts;
     this.#pending = new PendingRequests<JsonObject>(io.setTimer);
     this.#permissions = new ClaudePermissions(options, {
-      respond: (requestId, response) => void io.send({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } }),
+      respond: (requestId, response) => this.#respond(requestId, { subtype: 'success', request_id: requestId, response }),
       report: (draft) => facts.event(draft),
     });
   }
@@ -68,7 +77,7 @@ export class ClaudeControls {
     if (rejection.lineType !== 'control_request') return;
     const id = /"request_id"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1];
     if (id === undefined) return;
-    this.#io.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: 'the request was longer than the line bound (maxFrameBytes)' } });
+    this.#respond(id, { subtype: 'error', request_id: id, error: 'the request was longer than the line bound (maxFrameBytes)' });
   }
 
   /** The run is ending: waiting permission questions are denied now, as are later ones. */
@@ -89,15 +98,23 @@ export class ClaudeControls {
     if (id === undefined || !isObject(request)) return this.#facts.rejected({ code: 'invalid-payload', reason: 'a control_request without a string request_id and a request object', lineType: frame.type });
     const subtype = stringField(request, 'subtype') ?? 'unknown';
     if (subtype === 'can_use_tool') return this.#permissions.take(id, request);
-    this.#io.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: `subvisor does not serve ${subtype}` } });
+    this.#respond(id, { subtype: 'error', request_id: id, error: `subvisor does not serve ${subtype}` });
     this.#facts.event({ type: 'info', nativeType: `control_request/${subtype}`, summary: `claude asked for ${subtype}, which subvisor does not serve: answered with an error`, requestId: id, decidedBy: 'policy' });
   }
 
-  /** The answer to one of subvisor's requests. */
+  /** Answers one of Claude Code's requests, remembering its id to know the echo. */
+  #respond(requestId: string, response: JsonObject): void {
+    this.#io.send({ type: 'control_response', response });
+    this.#answeredTheirs.add(requestId);
+    if (this.#answeredTheirs.size > ANSWERED_KEPT) this.#answeredTheirs.delete(this.#answeredTheirs.values().next().value!);
+  }
+
+  /** The answer to one of subvisor's requests (or the echo of subvisor's own answer to one of Claude Code's). */
   #answered(frame: TypedFrame): void {
     const response = frame['response'];
     const id = isObject(response) ? stringField(response, 'request_id') : undefined;
     if (id === undefined) return this.#facts.rejected({ code: 'invalid-payload', reason: 'a control_response without a string response.request_id', lineType: frame.type });
+    if (this.#answeredTheirs.delete(id)) return;
     const settled = this.#pending.settle(id, response as JsonObject);
     if (!settled.ok) this.#facts.rejected({ code: 'invalid', reason: `a control_response for a request subvisor has not open (${settled.reason})`, lineType: frame.type });
   }

@@ -166,12 +166,18 @@ describe('claude-code driver', () => {
   it('permissions: no approve denies; approve true allows with the input unchanged; a withdrawn question gets no answer', async () => {
     let release: (answer: boolean) => void = () => undefined;
     const approve: ApproveCallback = (request) => (request.kind === 'shell_command' && request.known && request.command === 'ls' ? true : new Promise<boolean>((resolve) => (release = resolve)));
-    const { peer, written, events } = started({ approve });
+    const { peer, written, events, log } = started({ approve });
     await answerInitialize(peer);
     const ask = (id: string, tool: string, input: Record<string, unknown>) => peer.send({ type: 'control_request', request_id: id, request: { subtype: 'can_use_tool', tool_name: tool, input, tool_use_id: `t-${id}` } });
     ask('q1', 'Bash', { command: 'ls' });
     await until(() => written().some((line) => line['type'] === 'control_response'));
-    expect(written().find((line) => line['type'] === 'control_response')).toEqual({ type: 'control_response', response: { subtype: 'success', request_id: 'q1', response: { behavior: 'allow', updatedInput: { command: 'ls' } } } });
+    const answer = written().find((line) => line['type'] === 'control_response');
+    expect(answer).toEqual({ type: 'control_response', response: { subtype: 'success', request_id: 'q1', response: { behavior: 'allow', updatedInput: { command: 'ls' } } } });
+    // 2.1.328 with --replay-user-messages echoes subvisor's answer back: no bad line. A second echo of it is one.
+    peer.send(answer!);
+    peer.send(answer!);
+    await until(() => log.some((entry) => entry.startsWith('rejected')));
+    expect(log.filter((entry) => entry.startsWith('rejected'))).toEqual(['rejected invalid']);
     ask('q2', 'Write', { file_path: '/tmp/x', content: 'y' });
     await until(() => events.some((event) => event['nativeType'] === 'can_use_tool' && event['requestId'] === 'q2'));
     peer.send({ type: 'control_cancel_request', request_id: 'q2' });
