@@ -21,6 +21,8 @@ export interface CliRun {
   process: ChildProcess;
   /** stderr so far (for waiting on a message). */
   stderrSoFar(): string;
+  /** stdout so far, as text (for waiting on an outcome line). */
+  stdoutSoFar(): string;
   result: Promise<CliResult>;
 }
 
@@ -53,7 +55,7 @@ export function startCli(args: readonly string[], options: StartOptions = {}): C
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(stdout), stderr }));
   });
-  return { process: child, stderrSoFar: () => stderr, result };
+  return { process: child, stderrSoFar: () => stderr, stdoutSoFar: () => Buffer.concat(stdout).toString('utf8'), result };
 }
 
 export function runCli(args: readonly string[], options: StartOptions = {}): Promise<CliResult> {

@@ -211,6 +211,12 @@ describe('supervise --tasks', () => {
     const run = startCli(['--tasks', file, '--parallel', '1', '--grace', '300ms', ...COMMAND], { env: ENV });
     await waitForStderr(run, (stderr) => stderr.includes('rate-limited'));
     expect(run.stderrSoFar()).toMatch(/supervise: rate-limited \(HTTP 429 error from run [\w-]+\): no task starts before \d\d:\d\d:\d\d\n/);
+    // The gate shuts as the error is read, while the first task still ends its turn: its outcome line comes first.
+    const until = Date.now() + 20_000;
+    while (!run.stdoutSoFar().includes('"id":"first"')) {
+      if (Date.now() > until) throw new Error(`no outcome line of the first task; stdout so far:\n${run.stdoutSoFar()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     run.process.kill('SIGINT');
     const result = await run.result;
     expect(result.code).toBe(130);
