@@ -14,7 +14,7 @@ import type { StdioLines } from '../shared/stdio/channel.js';
 import { AcpHandshake } from './handshake.js';
 import type { Established } from './handshake.js';
 import { AcpPermissions } from './permissions.js';
-import type { AcpFacts, AcpIo } from './session-io.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import { AcpTurns } from './turns.js';
 import { UpdateMap } from './updates.js';
 
@@ -51,8 +51,8 @@ export const STEER_REFUSED = 'ACP v1 has no steer: a prompt is running (send a f
  * the turn, then sends one last prompt with its note, then ends stdin.
  */
 export class AcpSession {
-  readonly #io: AcpIo;
-  readonly #facts: AcpFacts;
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: AcpSessionOptions;
   readonly #peer: JsonRpcPeer;
   readonly #handshake: AcpHandshake;
@@ -72,7 +72,7 @@ export class AcpSession {
   #cancelled = false;
   #inputEnded = false;
 
-  constructor(io: AcpIo, facts: AcpFacts, options: AcpSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: AcpSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;

@@ -13,7 +13,7 @@ import type { StdioLines } from '../shared/stdio/channel.js';
 import { ClaudeControls } from './control-channel.js';
 import { MessageMap } from './message-map.js';
 import { TurnResults } from './turn-results.js';
-import type { ClaudeFacts, ClaudeIo } from './session-io.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 
 export interface ClaudeSessionOptions {
   /** The protocol's registered name, which `approve` sees as `request.protocol`. */
@@ -50,8 +50,8 @@ interface SentInput {
  * finalize interrupts the turn, then sends its note as one last turn, then ends stdin.
  */
 export class ClaudeSession {
-  readonly #io: ClaudeIo;
-  readonly #facts: ClaudeFacts;
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: ClaudeSessionOptions;
   readonly #controls: ClaudeControls;
   readonly #map: MessageMap;
@@ -78,7 +78,7 @@ export class ClaudeSession {
 
   readonly #results: TurnResults;
 
-  constructor(io: ClaudeIo, facts: ClaudeFacts, options: ClaudeSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: ClaudeSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;

@@ -14,7 +14,7 @@ import { threadIdOf } from './messages.js';
 import { NotificationMap } from './notification-map.js';
 import { initializeParams, threadRequest } from './requests-out.js';
 import { CodexRequests } from './server-requests.js';
-import type { CodexFacts, CodexIo } from './session-io.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import type { HeldInput } from './turn-record.js';
 import { CodexTurns } from './turns.js';
 
@@ -51,8 +51,8 @@ export interface CodexSessionOptions {
  * the turn, then starts one last turn with its note, then ends stdin.
  */
 export class CodexSession {
-  readonly #io: CodexIo;
-  readonly #facts: CodexFacts;
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: CodexSessionOptions;
   readonly #peer: JsonRpcPeer;
   readonly #requests: CodexRequests;
@@ -73,7 +73,7 @@ export class CodexSession {
   #cancelled = false;
   #inputEnded = false;
 
-  constructor(io: CodexIo, facts: CodexFacts, options: CodexSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: CodexSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
