@@ -8,8 +8,8 @@ import type { ApproveCallback } from '../../protocol/requests.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import { JsonRpcPeer } from '../shared/jsonrpc/peer.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict } from '../shared/session.js';
+import { dropHeld, FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict, HeldFollowUp } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { AcpHandshake } from './handshake.js';
 import type { Established } from './handshake.js';
@@ -66,7 +66,7 @@ export class AcpSession {
   #sessionId: string | undefined;
   #fatal = false;
   /** Follow-ups waiting for the turn to end. */
-  #held: Array<{ ref: number; text: string }> = [];
+  #held: HeldFollowUp[] = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = FINALIZE_PROMPT;
   #cancelled = false;
@@ -201,14 +201,14 @@ export class AcpSession {
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
           this.#finalNote = finalizeNote(control);
-          this.#dropHeld('the run is finalizing');
+          dropHeld(this.#held, this.#facts, 'the run is finalizing');
           this.#turns.cancel();
           // ACP: after session/cancel every waiting permission is answered cancelled (later ones too: the last turn is tool-free).
           this.#permissions.shutDown();
           return accepted;
         },
         'close-after-turn': () => {
-          this.#dropHeld('the run is closing');
+          dropHeld(this.#held, this.#facts, 'the run is closing');
           return accepted;
         },
         finish: () => {
@@ -228,15 +228,9 @@ export class AcpSession {
     this.#cancelled = true;
     const running = this.#turns.cancel();
     this.#permissions.shutDown();
-    this.#dropHeld('the run was cancelled');
+    dropHeld(this.#held, this.#facts, 'the run was cancelled');
     if (!running) return this.#endInput();
     this.#io.setTimer(() => this.#endInput(), this.#options.cancelGraceMs);
-  }
-
-  #dropHeld(why: string): void {
-    const dropped = this.#held.splice(0);
-    for (const input of dropped) this.#facts.delivery(input.ref, 'dropped');
-    if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
   /**
@@ -301,7 +295,7 @@ export class AcpSession {
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#peer.close('the agent exited');
     this.#permissions.shutDown();
-    this.#dropHeld('the agent exited');
+    dropHeld(this.#held, this.#facts, 'the agent exited');
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#inputEnded) return undefined;
@@ -309,14 +303,7 @@ export class AcpSession {
     if (last.end === 'error' || last.end === 'refusal') return { status: 'failed', error: last.error ?? 'the last prompt failed' };
     if (last.end === 'cancelled') return { status: 'cancelled', error: 'the agent cancelled the last prompt' };
     if (exit.exitCode !== 0 && exit.signal === null) return { status: 'failed', error: `the agent exited with code ${exit.exitCode} after its stdin ended` };
-    const { answer, usage } = this.#turns;
-    if (answer !== undefined) {
-      this.#facts.result({ stopReason: last.end ?? 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: last.end ?? 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    reportResult(this.#facts, last.end ?? 'end_turn', this.#turns.answer, this.#turns.usage);
     return { status: 'done' };
   }
 

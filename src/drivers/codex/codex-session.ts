@@ -7,15 +7,14 @@ import type { OutcomeErrorCode } from '../../protocol/outcome.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import { JsonRpcPeer } from '../shared/jsonrpc/peer.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict } from '../shared/session.js';
+import { dropHeld, FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict, HeldFollowUp } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { threadIdOf } from './messages.js';
 import { NotificationMap } from './notification-map.js';
 import { initializeParams, threadRequest } from './requests-out.js';
 import { CodexRequests } from './server-requests.js';
 import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
-import type { HeldInput } from './turn-record.js';
 import { CodexTurns } from './turns.js';
 
 export interface CodexSessionOptions {
@@ -66,7 +65,7 @@ export class CodexSession {
 
   readonly #turns: CodexTurns;
   /** Follow-ups waiting for the turn to end. */
-  #held: HeldInput[] = [];
+  #held: HeldFollowUp[] = [];
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = FINALIZE_PROMPT;
@@ -212,12 +211,12 @@ export class CodexSession {
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
           this.#finalNote = finalizeNote(control);
-          this.#dropHeld('the run is finalizing');
+          dropHeld(this.#held, this.#facts, 'the run is finalizing');
           this.#turns.interrupt();
           return accepted;
         },
         'close-after-turn': () => {
-          this.#dropHeld('the run is closing');
+          dropHeld(this.#held, this.#facts, 'the run is closing');
           return accepted;
         },
         finish: () => {
@@ -236,14 +235,8 @@ export class CodexSession {
   #cancel(): void {
     this.#cancelled = true;
     this.#requests.shutDown();
-    this.#dropHeld('the run was cancelled');
+    dropHeld(this.#held, this.#facts, 'the run was cancelled');
     if (!this.#turns.interrupt()) this.#endInput();
-  }
-
-  #dropHeld(why: string): void {
-    const dropped = this.#held.splice(0);
-    for (const input of dropped) this.#facts.delivery(input.ref, 'dropped');
-    if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
   /** What the end of a turn (or a turn/start refused) sets off: the end of stdin, the finalize's last turn, the next follow-up. */
@@ -299,7 +292,7 @@ export class CodexSession {
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#peer.close('codex exited');
     this.#requests.shutDown();
-    this.#dropHeld('codex exited');
+    dropHeld(this.#held, this.#facts, 'codex exited');
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#inputEnded) return undefined;
@@ -307,14 +300,7 @@ export class CodexSession {
     const last = this.#turns.last;
     if (last.status === 'failed') return { status: 'failed', error: last.error ?? 'the last turn failed' };
     if (last.status === 'interrupted') return { status: 'cancelled', error: 'codex interrupted the last turn' };
-    const { answer, usage } = this.#turns;
-    if (answer !== undefined) {
-      this.#facts.result({ stopReason: 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    reportResult(this.#facts, 'end_turn', this.#turns.answer, this.#turns.usage);
     return { status: 'done' };
   }
 
