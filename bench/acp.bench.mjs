@@ -13,7 +13,7 @@ import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
 import { ROOT, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, untilGone } from './lib/agent-cases.mjs';
+import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const GEMINI = join(AGENTS, 'node_modules', '.bin', 'gemini');
@@ -92,14 +92,6 @@ async function sdkTurn(acp, env, cwd) {
   return { ready, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function subvisorCancel(env, cwd, tag) {
-  const run = spawnRun({ protocol: 'acp', command: GEMINI, args: ['--acp'], env, cwd, task: 'Sleep', approve: () => true, retainEvents: false, readyTimeoutMs: 120_000 });
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => void run.cancel());
-  const outcome = await run.outcome;
-  return { ...measured, status: outcome.status };
-}
-
 async function sdkCancel(acp, env, cwd, tag) {
   const { child, exited, agent, connection } = sdkClient(acp, env, cwd, () => undefined);
   const sessionId = await sdkSession(acp, agent, cwd);
@@ -128,7 +120,7 @@ export async function run(options = {}) {
     answerTurn: ANSWER_TURN,
     sleepTurn: SLEEP_TURN,
     turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(acp, env, cwd) },
-    stop: { subvisor: subvisorCancel, sdk: (env, cwd, tag) => sdkCancel(acp, env, cwd, tag) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'acp', command: GEMINI, args: ['--acp'], env, cwd, readyTimeoutMs: 120_000 }, tag), sdk: (env, cwd, tag) => sdkCancel(acp, env, cwd, tag) },
   });
 
   const sdkName = 'ACP SDK 2.4.0 client app (gemini --acp)';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
 import { ROOT, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, untilGone } from './lib/agent-cases.mjs';
+import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const CODEX = join(AGENTS, 'node_modules', '.bin', 'codex');
@@ -68,14 +68,6 @@ async function sdkTurn(Codex, env, cwd) {
   return { ready, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function subvisorCancel(env, cwd, tag) {
-  const run = spawnRun({ protocol: 'codex', command: CODEX, env, cwd, task: 'Sleep', approve: () => true, retainEvents: false });
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => void run.cancel());
-  const outcome = await run.outcome;
-  return { ...measured, status: outcome.status };
-}
-
 async function sdkAbort(Codex, env, cwd, tag) {
   const controller = new AbortController();
   const thread = new Codex({ codexPathOverride: CODEX, env }).startThread({ ...SDK_THREAD, workingDirectory: cwd });
@@ -107,7 +99,7 @@ export async function run(options = {}) {
     answerTurn: ANSWER_TURN,
     sleepTurn: SLEEP_TURN,
     turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(Codex, env, cwd) },
-    stop: { subvisor: subvisorCancel, sdk: (env, cwd, tag) => sdkAbort(Codex, env, cwd, tag) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'codex', command: CODEX, env, cwd }, tag), sdk: (env, cwd, tag) => sdkAbort(Codex, env, cwd, tag) },
   });
 
   const sdkName = 'Codex SDK (codex exec --experimental-json)';

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnRun } from 'subvisor';
 import { median, nsToMs, sleep } from './harness.mjs';
 import { taggedProcesses } from './hygiene.mjs';
 
@@ -78,6 +79,15 @@ export async function untilGone(tag, stop) {
     }
     await sleep(10);
   }
+}
+
+/** subvisor's side of a stop: a run of `options` (its task `Sleep`, approved) cancelled once the case's `sleep` runs. */
+export async function subvisorCancel(options, tag) {
+  const run = spawnRun({ ...options, task: 'Sleep', approve: () => true, retainEvents: false });
+  await caseRuns(tag, 'sleep');
+  const measured = await untilGone(tag, () => void run.cancel());
+  const outcome = await run.outcome;
+  return { ...measured, status: outcome.status };
 }
 
 /**
