@@ -14,6 +14,7 @@ import type { StdioLines } from '../shared/stdio/channel.js';
 import { AcpHandshake } from './handshake.js';
 import type { Established } from './handshake.js';
 import { AcpPermissions } from './permissions.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
 import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import { AcpTurns } from './turns.js';
 import { UpdateMap } from './updates.js';
@@ -50,7 +51,7 @@ export const STEER_REFUSED = 'ACP v1 has no steer: a prompt is running (send a f
  * stdin ends once the prompt answered (or `cancelGraceMs` passed); close ends stdin after the turn; finalize cancels
  * the turn, then sends one last prompt with its note, then ends stdin.
  */
-export class AcpSession {
+export class AcpSession implements StdioSession {
   readonly #io: StdioSessionIo;
   readonly #facts: StdioSessionFacts;
   readonly #options: AcpSessionOptions;

@@ -13,6 +13,7 @@ import type { StdioLines } from '../shared/stdio/channel.js';
 import { ClaudeControls } from './control-channel.js';
 import { MessageMap } from './message-map.js';
 import { TurnResults } from './turn-results.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
 import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 
 export interface ClaudeSessionOptions {
@@ -49,7 +50,7 @@ interface SentInput {
  * sends `interrupt`; stdin ends once the interrupted turn's `result` came. Close ends stdin (after the turn);
  * finalize interrupts the turn, then sends its note as one last turn, then ends stdin.
  */
-export class ClaudeSession {
+export class ClaudeSession implements StdioSession {
   readonly #io: StdioSessionIo;
   readonly #facts: StdioSessionFacts;
   readonly #options: ClaudeSessionOptions;

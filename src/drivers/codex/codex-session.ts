@@ -14,6 +14,7 @@ import { threadIdOf } from './messages.js';
 import { NotificationMap } from './notification-map.js';
 import { initializeParams, threadRequest } from './requests-out.js';
 import { CodexRequests } from './server-requests.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
 import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import { CodexTurns } from './turns.js';
 
@@ -49,7 +50,7 @@ export interface CodexSessionOptions {
  * `turn/interrupt` and ends stdin once the turn is over; close ends stdin (after the turn); finalize interrupts
  * the turn, then starts one last turn with its note, then ends stdin.
  */
-export class CodexSession {
+export class CodexSession implements StdioSession {
   readonly #io: StdioSessionIo;
   readonly #facts: StdioSessionFacts;
   readonly #options: CodexSessionOptions;
