@@ -7,14 +7,13 @@
 // while an approved command runs `sleep 30` with a grandchild, how long until no process of the tree is left and how
 // many are left at all.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
-import { ROOT, median, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, caseEnv, caseRuns, since, startModel, untilGone } from './lib/agent-cases.mjs';
+import { ROOT, row, sized } from './lib/harness.mjs';
+import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const GEMINI = join(AGENTS, 'node_modules', '.bin', 'gemini');
@@ -93,14 +92,6 @@ async function sdkTurn(acp, env, cwd) {
   return { ready, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function subvisorCancel(env, cwd, tag) {
-  const run = spawnRun({ protocol: 'acp', command: GEMINI, args: ['--acp'], env, cwd, task: 'Sleep', approve: () => true, retainEvents: false, readyTimeoutMs: 120_000 });
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => void run.cancel());
-  const outcome = await run.outcome;
-  return { ...measured, status: outcome.status };
-}
-
 async function sdkCancel(acp, env, cwd, tag) {
   const { child, exited, agent, connection } = sdkClient(acp, env, cwd, () => undefined);
   const sessionId = await sdkSession(acp, agent, cwd);
@@ -122,44 +113,18 @@ export async function run(options = {}) {
     return [];
   }
   const acp = await import(pathToFileURL(SDK).href);
-  const samples = sized(options, { full: 8, quick: 3, smoke: 1 });
-  const cancels = sized(options, { full: 4, quick: 2, smoke: 1 });
-  const turns = { subvisor: [], sdk: [] };
-  const stops = { subvisor: [], sdk: [] };
-
-  const textModel = await startModel([ANSWER_TURN], 'gemini');
-  try {
-    for (let index = 0; index < samples; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(textModel.home, `work-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const env = caseEnv(textModel, randomUUID());
-        turns[side].push(side === 'subvisor' ? await subvisorTurn(env, cwd) : await sdkTurn(acp, env, cwd));
-      }
-    }
-  } finally {
-    await textModel.close();
-  }
-
-  const sleepModel = await startModel([SLEEP_TURN], 'gemini');
-  try {
-    for (let index = 0; index < cancels; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(sleepModel.home, `stop-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const tag = randomUUID();
-        const env = caseEnv(sleepModel, tag);
-        stops[side].push(side === 'subvisor' ? await subvisorCancel(env, cwd, tag) : await sdkCancel(acp, env, cwd, tag));
-      }
-    }
-  } finally {
-    await sleepModel.close();
-  }
+  const { turns, stops } = await alternateSides({
+    agent: 'gemini',
+    samples: sized(options, { full: 8, quick: 3, smoke: 1 }),
+    cancels: sized(options, { full: 4, quick: 2, smoke: 1 }),
+    answerTurn: ANSWER_TURN,
+    sleepTurn: SLEEP_TURN,
+    turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(acp, env, cwd) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'acp', command: GEMINI, args: ['--acp'], env, cwd, readyTimeoutMs: 120_000 }, tag), sdk: (env, cwd, tag) => sdkCancel(acp, env, cwd, tag) },
+  });
 
   const sdkName = 'ACP SDK 2.4.0 client app (gemini --acp)';
-  const p50 = (side, key) => median(turns[side].map((sample) => sample[key]));
-  const gone = (side) => median(stops[side].map((sample) => sample.goneMs ?? GONE_BOUND_MS));
-  const left = (side) => Math.max(...stops[side].map((sample) => sample.left));
+  const { p50, gone, left } = readings({ turns, stops });
   console.log(`\n  acp: ${JSON.stringify({ turns, stops })}`);
   return [
     row({ bench, metric: 'Gemini CLI (ACP): start to the session created (subvisor: ready; SDK: session/new answered), p50', value: p50('subvisor', 'ready'), unit: 'ms', baseline: sdkName, baselineValue: p50('sdk', 'ready') }),

@@ -5,13 +5,12 @@
 // event and per turn; and after a cancel (subvisor) or an abort (the SDK's AbortController) while a Bash command runs
 // `sleep 30` with a grandchild (in a session of its own), how long until no process of the tree is left and how many
 // are left at all.
-import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
-import { ROOT, median, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, caseEnv, caseRuns, since, startModel, untilGone } from './lib/agent-cases.mjs';
+import { ROOT, row, sized } from './lib/harness.mjs';
+import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const CLAUDE = join(AGENTS, 'node_modules', '.bin', 'claude');
@@ -72,14 +71,6 @@ async function sdkTurn(query, env, cwd) {
   return { init, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function subvisorCancel(env, cwd, tag) {
-  const run = spawnRun({ protocol: 'claude-code', command: CLAUDE, env, cwd, task: 'Sleep', approve: () => true, retainEvents: false });
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => void run.cancel());
-  const outcome = await run.outcome;
-  return { ...measured, status: outcome.status };
-}
-
 async function sdkAbort(query, env, cwd, tag) {
   const abortController = new AbortController();
   const messages = query({ prompt: 'Sleep', options: { pathToClaudeCodeExecutable: CLAUDE, env, cwd, includePartialMessages: true, canUseTool: allow, abortController } });
@@ -103,44 +94,18 @@ export async function run(options = {}) {
     return [];
   }
   const { query } = await import(pathToFileURL(SDK).href);
-  const samples = sized(options, { full: 8, quick: 3, smoke: 1 });
-  const cancels = sized(options, { full: 4, quick: 2, smoke: 1 });
-  const turns = { subvisor: [], sdk: [] };
-  const stops = { subvisor: [], sdk: [] };
-
-  const textModel = await startModel([ANSWER_TURN], 'claude-code');
-  try {
-    for (let index = 0; index < samples; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(textModel.home, `work-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const env = caseEnv(textModel, randomUUID());
-        turns[side].push(side === 'subvisor' ? await subvisorTurn(env, cwd) : await sdkTurn(query, env, cwd));
-      }
-    }
-  } finally {
-    await textModel.close();
-  }
-
-  const sleepModel = await startModel([SLEEP_TURN], 'claude-code');
-  try {
-    for (let index = 0; index < cancels; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(sleepModel.home, `stop-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const tag = randomUUID();
-        const env = caseEnv(sleepModel, tag);
-        stops[side].push(side === 'subvisor' ? await subvisorCancel(env, cwd, tag) : await sdkAbort(query, env, cwd, tag));
-      }
-    }
-  } finally {
-    await sleepModel.close();
-  }
+  const { turns, stops } = await alternateSides({
+    agent: 'claude-code',
+    samples: sized(options, { full: 8, quick: 3, smoke: 1 }),
+    cancels: sized(options, { full: 4, quick: 2, smoke: 1 }),
+    answerTurn: ANSWER_TURN,
+    sleepTurn: SLEEP_TURN,
+    turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(query, env, cwd) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'claude-code', command: CLAUDE, env, cwd }, tag), sdk: (env, cwd, tag) => sdkAbort(query, env, cwd, tag) },
+  });
 
   const sdkName = 'Claude Agent SDK query()';
-  const p50 = (side, key) => median(turns[side].map((sample) => sample[key]));
-  const gone = (side) => median(stops[side].map((sample) => sample.goneMs ?? GONE_BOUND_MS));
-  const left = (side) => Math.max(...stops[side].map((sample) => sample.left));
+  const { p50, gone, left } = readings({ turns, stops });
   console.log(`\n  claude-code: ${JSON.stringify({ turns, stops })}`);
   return [
     row({ bench, metric: 'Claude Code: start to system/init, p50', value: p50('subvisor', 'init'), unit: 'ms', baseline: sdkName, baselineValue: p50('sdk', 'init') }),

@@ -4,13 +4,12 @@
 // delta; the SDK's exec mode streams none: its first agent_message item), to the turn's end, to the process gone; the
 // parent's CPU per event; and after a cancel (subvisor) or an abort (the SDK's signal) while a command runs `sleep 30`
 // with a grandchild, how long until no process of the tree is left and how many are left at all.
-import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
-import { ROOT, median, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, caseEnv, caseRuns, since, startModel, untilGone } from './lib/agent-cases.mjs';
+import { ROOT, row, sized } from './lib/harness.mjs';
+import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const CODEX = join(AGENTS, 'node_modules', '.bin', 'codex');
@@ -69,14 +68,6 @@ async function sdkTurn(Codex, env, cwd) {
   return { ready, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function subvisorCancel(env, cwd, tag) {
-  const run = spawnRun({ protocol: 'codex', command: CODEX, env, cwd, task: 'Sleep', approve: () => true, retainEvents: false });
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => void run.cancel());
-  const outcome = await run.outcome;
-  return { ...measured, status: outcome.status };
-}
-
 async function sdkAbort(Codex, env, cwd, tag) {
   const controller = new AbortController();
   const thread = new Codex({ codexPathOverride: CODEX, env }).startThread({ ...SDK_THREAD, workingDirectory: cwd });
@@ -101,44 +92,18 @@ export async function run(options = {}) {
     return [];
   }
   const { Codex } = await import(pathToFileURL(SDK).href);
-  const samples = sized(options, { full: 8, quick: 3, smoke: 1 });
-  const cancels = sized(options, { full: 4, quick: 2, smoke: 1 });
-  const turns = { subvisor: [], sdk: [] };
-  const stops = { subvisor: [], sdk: [] };
-
-  const textModel = await startModel([ANSWER_TURN], 'codex');
-  try {
-    for (let index = 0; index < samples; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(textModel.home, `work-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const env = caseEnv(textModel, randomUUID());
-        turns[side].push(side === 'subvisor' ? await subvisorTurn(env, cwd) : await sdkTurn(Codex, env, cwd));
-      }
-    }
-  } finally {
-    await textModel.close();
-  }
-
-  const sleepModel = await startModel([SLEEP_TURN], 'codex');
-  try {
-    for (let index = 0; index < cancels; index++) {
-      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
-        const cwd = join(sleepModel.home, `stop-${side}-${index}`);
-        mkdirSync(cwd, { recursive: true });
-        const tag = randomUUID();
-        const env = caseEnv(sleepModel, tag);
-        stops[side].push(side === 'subvisor' ? await subvisorCancel(env, cwd, tag) : await sdkAbort(Codex, env, cwd, tag));
-      }
-    }
-  } finally {
-    await sleepModel.close();
-  }
+  const { turns, stops } = await alternateSides({
+    agent: 'codex',
+    samples: sized(options, { full: 8, quick: 3, smoke: 1 }),
+    cancels: sized(options, { full: 4, quick: 2, smoke: 1 }),
+    answerTurn: ANSWER_TURN,
+    sleepTurn: SLEEP_TURN,
+    turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(Codex, env, cwd) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'codex', command: CODEX, env, cwd }, tag), sdk: (env, cwd, tag) => sdkAbort(Codex, env, cwd, tag) },
+  });
 
   const sdkName = 'Codex SDK (codex exec --experimental-json)';
-  const p50 = (side, key) => median(turns[side].map((sample) => sample[key]));
-  const gone = (side) => median(stops[side].map((sample) => sample.goneMs ?? GONE_BOUND_MS));
-  const left = (side) => Math.max(...stops[side].map((sample) => sample.left));
+  const { p50, gone, left } = readings({ turns, stops });
   console.log(`\n  codex: ${JSON.stringify({ turns, stops })}`);
   return [
     row({ bench, metric: 'Codex: start to the thread started (subvisor: ready; SDK: thread.started), p50', value: p50('subvisor', 'ready'), unit: 'ms', baseline: sdkName, baselineValue: p50('sdk', 'ready') }),

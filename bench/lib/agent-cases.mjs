@@ -1,8 +1,13 @@
 // What a benchmark of a real agent needs around each measured case: fakeModel in a process of its own, the case's
-// environment (tagged), and after a cancel or an abort how long until no process of the case's tree is left.
+// environment (tagged), after a cancel or an abort how long until no process of the case's tree is left, and the two
+// sides (subvisor, the agent's SDK) run alternately with their readings.
 import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nsToMs, sleep } from './harness.mjs';
+import { spawnRun } from 'subvisor';
+import { median, nsToMs, sleep } from './harness.mjs';
 import { taggedProcesses } from './hygiene.mjs';
 
 /** Every process of one measured case carries this variable: the case's tree, wherever it was re-parented. */
@@ -74,4 +79,58 @@ export async function untilGone(tag, stop) {
     }
     await sleep(10);
   }
+}
+
+/** subvisor's side of a stop: a run of `options` (its task `Sleep`, approved) cancelled once the case's `sleep` runs. */
+export async function subvisorCancel(options, tag) {
+  const run = spawnRun({ ...options, task: 'Sleep', approve: () => true, retainEvents: false });
+  await caseRuns(tag, 'sleep');
+  const measured = await untilGone(tag, () => void run.cancel());
+  const outcome = await run.outcome;
+  return { ...measured, status: outcome.status };
+}
+
+/**
+ * The two sides of an agent's benchmark (`subvisor` and the agent's own SDK), alternating which goes first: `samples`
+ * turns answering `answerTurn` (`turn[side](env, cwd)`), then `cancels` stops of a command `sleepTurn` runs
+ * (`stop[side](env, cwd, tag)`), each case in a cwd of its own with a tagged environment, fakeModel set up for `agent`.
+ */
+export async function alternateSides({ agent, samples, cancels, answerTurn, sleepTurn, turn, stop }) {
+  const turns = { subvisor: [], sdk: [] };
+  const stops = { subvisor: [], sdk: [] };
+  const textModel = await startModel([answerTurn], agent);
+  try {
+    for (let index = 0; index < samples; index++) {
+      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
+        const cwd = join(textModel.home, `work-${side}-${index}`);
+        mkdirSync(cwd, { recursive: true });
+        turns[side].push(await turn[side](caseEnv(textModel, randomUUID()), cwd));
+      }
+    }
+  } finally {
+    await textModel.close();
+  }
+  const sleepModel = await startModel([sleepTurn], agent);
+  try {
+    for (let index = 0; index < cancels; index++) {
+      for (const side of index % 2 === 0 ? ['subvisor', 'sdk'] : ['sdk', 'subvisor']) {
+        const cwd = join(sleepModel.home, `stop-${side}-${index}`);
+        mkdirSync(cwd, { recursive: true });
+        const tag = randomUUID();
+        stops[side].push(await stop[side](caseEnv(sleepModel, tag), cwd, tag));
+      }
+    }
+  } finally {
+    await sleepModel.close();
+  }
+  return { turns, stops };
+}
+
+/** The readings of {@link alternateSides}' samples: a side's p50 of a turn's `key`, its p50 time to gone (the bound when some were left), the most left. */
+export function readings({ turns, stops }) {
+  return {
+    p50: (side, key) => median(turns[side].map((sample) => sample[key])),
+    gone: (side) => median(stops[side].map((sample) => sample.goneMs ?? GONE_BOUND_MS)),
+    left: (side) => Math.max(...stops[side].map((sample) => sample.left)),
+  };
 }

@@ -1,24 +1,20 @@
 // The real Claude Code (the pinned 2.1.328 in .agents/) through every cell against fakeModel: each with the invariants
 // of every protocol (one outcome within the bound, the last event one exit equal to it, no process of the tree left).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
-import type { ApprovalRequest, Delivery, RateLimitFields, Run, RunOptions } from '../../src/index.js';
+import { spawnRun } from '../../src/index.js';
+import type { ApprovalRequest, Delivery, RateLimitFields, RunOptions } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
-import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
+import { parentSigkillCell, poolCell, supervisePipelineCell, traceCell } from '../helpers/agent-common-cells.js';
+import type { CellAgent } from '../helpers/agent-common-cells.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
-import { ANSWER, cellOptions, definedOf, expectTreeGone, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
+import { ANSWER, cellOptions, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PARENT = join(ROOT, 'test', 'helpers', 'agent-parent.mjs');
-const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const claudeOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('claude-code', cell, extra);
+const claude: CellAgent = { agent: 'claude-code', options: claudeOptions };
 
 /** Claude Code's sockets in the cell's runtime folder ($XDG_RUNTIME_DIR/cc-socks): one is left by a killed process. */
 function sockets(cell: AgentHarness): string[] {
@@ -229,38 +225,11 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
-  it('parent-sigkill: a parent killed with SIGKILL while a Bash command sleeps leaves nothing of the tree', async () => {
-    await inCell([{ text: 'Sleeping.', shell: "sh -c 'sleep 60 & wait'" }, { text: 'never' }], async (cell) => {
-      const options = claudeOptions(cell, { task: 'Sleep' });
-      const parent = spawn(process.execPath, [PARENT, JSON.stringify(options)], { env: { ...process.env, ...definedOf(cell.env) }, stdio: ['ignore', 'ignore', 'inherit'] });
-      try {
-        await until(() => runs(cell, 'sleep'), 60_000, 'the command sleeping');
-        parent.kill('SIGKILL');
-        await new Promise((resolve) => parent.once('exit', resolve));
-        await expectTreeGone(cell, 30_000);
-        // With its parent gone Claude Code's stdin ends: it exits by itself and removes its socket.
-        expect(sockets(cell)).toEqual([]);
-      } finally {
-        parent.kill('SIGKILL');
-      }
-    });
-  });
+  it('parent-sigkill: a parent killed with SIGKILL while a Bash command sleeps leaves nothing of the tree', () =>
+    // With its parent gone Claude Code's stdin ends: it exits by itself and removes its socket.
+    parentSigkillCell(claude, (cell) => expect(sockets(cell)).toEqual([])));
 
-  it('supervise-pipeline: supervise --protocol claude-code prints the answer into a pipe and exits 0', async () => {
-    await inCell([{ text: ANSWER }], async (cell) => {
-      const script = `"$NODE" "$SUPERVISE" --protocol claude-code --task 'Say the answer' -- "$AGENT" | cat`;
-      const env: NodeJS.ProcessEnv = { ...process.env, ...definedOf(cell.env), NODE: process.execPath, SUPERVISE, AGENT: cell.command };
-      for (const [key, value] of Object.entries(cell.env)) if (value === undefined) delete env[key];
-      const shell = spawn('/bin/sh', ['-c', script], { cwd: cell.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const code = await new Promise<number | null>((resolve) => shell.once('exit', resolve));
-      expect({ code, stdout }, stderr).toEqual({ code: 0, stdout: ANSWER });
-      await expectTreeGone(cell, 5000);
-    });
-  });
+  it('supervise-pipeline: supervise --protocol claude-code prints the answer into a pipe and exits 0', () => supervisePipelineCell(claude));
 
   it('resume: a second run resumes the session by its id (close let Claude Code write it) and the model sees the first exchange', async () => {
     await inCell([{ text: 'Remember 7.' }, { text: 'It was 7.' }], async (cell) => {
@@ -307,50 +276,7 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
     });
   });
 
-  it('pool: a warm Claude Code child takes the task, its run is journaled, the budget counts its turns', async () => {
-    await inCell([{ text: ANSWER }], async (cell) => {
-      const journals = mkdtempSync(join(tmpdir(), 'claude-journals-'));
-      try {
-        const sup = createSupervisor({ concurrency: 1, warm: 1, defaults: claudeOptions(cell) });
-        let run: Run | undefined;
-        try {
-          await until(() => sup.counts.warm >= 1, 60_000, 'a warm child ready');
-          run = sup.spawn({ task: 'Say the answer', journal: journals, budget: { maxTurns: 3 } });
-          // The pool starts another warm child once this one took the task: the tree is checked after the shutdown.
-          const { outcome } = await finishRun(cell, run, { treeGone: false });
-          expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER, budget: { used: { turns: 1 } } });
-        } finally {
-          await sup.shutdown({ mode: 'cancel' });
-        }
-        const [file] = readdirSync(journals);
-        const journal = readJournal(join(journals, file!));
-        expect(journal.outcome?.outcome).toMatchObject({ status: 'done', finalText: ANSWER });
-        await expectTreeGone(cell, 10_000);
-      } finally {
-        rmSync(journals, { recursive: true, force: true });
-      }
-    });
-  });
+  it('pool: a warm Claude Code child takes the task, its run is journaled, the budget counts its turns', () => poolCell(claude));
 
-  it('trace: with an OpenTelemetry SDK the run has its span, and Claude Code its context in TRACEPARENT', async () => {
-    const telemetry = installTelemetry({ metrics: false });
-    try {
-      await inCell([{ text: ANSWER }], async (cell) => {
-        const run = spawnRun(claudeOptions(cell, { task: 'Say the answer', keepAlive: true }));
-        let environ = '';
-        run.on('event', (event) => {
-          if (event.type !== 'turn-complete') return;
-          environ = readFileSync(`/proc/${run.pid!}/environ`, 'utf8');
-          void run.close();
-        });
-        const { outcome } = await finishRun(cell, run);
-        expect(outcome.status).toBe('done');
-        const [span] = telemetry.named('invoke_agent');
-        expect(environ.split('\0')).toContain(`TRACEPARENT=${traceparentOf(span!)}`);
-        expect(span!.attributes).toMatchObject({ 'subvisor.protocol': 'claude-code' });
-      });
-    } finally {
-      await telemetry.uninstall();
-    }
-  });
+  it('trace: with an OpenTelemetry SDK the run has its span, and Claude Code its context in TRACEPARENT', () => traceCell(claude));
 });

@@ -1,23 +1,18 @@
 // The real codex app-server (the pinned 0.169.0 in .agents/) through every cell against fakeModel: each with the invariants
 // of every protocol (one outcome within the bound, the last event one exit equal to it, no process of the tree left).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createSupervisor, readJournal, spawnRun } from '../../src/index.js';
-import type { ApprovalRequest, RateLimitFields, Run, RunOptions } from '../../src/index.js';
+import { spawnRun } from '../../src/index.js';
+import type { ApprovalRequest, RateLimitFields, RunOptions } from '../../src/index.js';
 import { agentBinary } from '../helpers/agent-binaries.js';
-import { installTelemetry, traceparentOf } from '../helpers/telemetry.js';
+import { parentSigkillCell, poolCell, supervisePipelineCell, traceCell } from '../helpers/agent-common-cells.js';
+import type { CellAgent } from '../helpers/agent-common-cells.js';
 import type { AgentHarness } from '../helpers/agent-harness.js';
-import { ANSWER, cellOptions, definedOf, expectTreeGone, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PARENT = join(ROOT, 'test', 'helpers', 'agent-parent.mjs');
-const SUPERVISE = join(ROOT, 'dist', 'cli', 'supervise.js');
+import { ANSWER, cellOptions, finishRun, openCell, runs, streamed, THINKING, until } from '../helpers/agent-cells.js';
 
 const codexOptions = (cell: AgentHarness, extra: Partial<RunOptions> = {}): RunOptions => cellOptions('codex', cell, extra);
+const codex: CellAgent = { agent: 'codex', options: codexOptions };
 
 /** Opens a cell and runs `body` (the harness kills what is left and removes the folders when the test finishes). */
 async function inCell(turns: Parameters<typeof openCell>[1], body: (cell: AgentHarness) => Promise<void>): Promise<void> {
@@ -168,36 +163,9 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
     });
   });
 
-  it('parent-sigkill: a parent killed with SIGKILL while a command sleeps leaves nothing of the tree', async () => {
-    await inCell([{ text: 'Sleeping.', shell: "sh -c 'sleep 60 & wait'" }, { text: 'never' }], async (cell) => {
-      const options = codexOptions(cell, { task: 'Sleep' });
-      const parent = spawn(process.execPath, [PARENT, JSON.stringify(options)], { env: { ...process.env, ...definedOf(cell.env) }, stdio: ['ignore', 'ignore', 'inherit'] });
-      try {
-        await until(() => runs(cell, 'sleep'), 60_000, 'the command sleeping');
-        parent.kill('SIGKILL');
-        await new Promise((resolve) => parent.once('exit', resolve));
-        await expectTreeGone(cell, 30_000);
-      } finally {
-        parent.kill('SIGKILL');
-      }
-    });
-  });
+  it('parent-sigkill: a parent killed with SIGKILL while a command sleeps leaves nothing of the tree', () => parentSigkillCell(codex));
 
-  it('supervise-pipeline: supervise --protocol codex prints the answer into a pipe and exits 0', async () => {
-    await inCell([{ text: ANSWER }], async (cell) => {
-      const script = `"$NODE" "$SUPERVISE" --protocol codex --task 'Say the answer' -- "$AGENT" | cat`;
-      const env: NodeJS.ProcessEnv = { ...process.env, ...definedOf(cell.env), NODE: process.execPath, SUPERVISE, AGENT: cell.command };
-      for (const [key, value] of Object.entries(cell.env)) if (value === undefined) delete env[key];
-      const shell = spawn('/bin/sh', ['-c', script], { cwd: cell.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const code = await new Promise<number | null>((resolve) => shell.once('exit', resolve));
-      expect({ code, stdout }, stderr).toEqual({ code: 0, stdout: ANSWER });
-      await expectTreeGone(cell, 5000);
-    });
-  });
+  it('supervise-pipeline: supervise --protocol codex prints the answer into a pipe and exits 0', () => supervisePipelineCell(codex));
 
   it('resume: a second run resumes the thread by its id and the model sees the first exchange', async () => {
     await inCell([{ text: 'Remember 7.' }, { text: 'It was 7.' }], async (cell) => {
@@ -233,50 +201,7 @@ describe.skipIf(agentBinary('codex') === undefined)('codex (codex 0.169.0 app-se
     });
   });
 
-  it('pool: a warm codex child takes the task, its run is journaled, the budget counts its turns', async () => {
-    await inCell([{ text: ANSWER }], async (cell) => {
-      const journals = mkdtempSync(join(tmpdir(), 'codex-journals-'));
-      try {
-        const sup = createSupervisor({ concurrency: 1, warm: 1, defaults: codexOptions(cell) });
-        let run: Run | undefined;
-        try {
-          await until(() => sup.counts.warm >= 1, 60_000, 'a warm child ready');
-          run = sup.spawn({ task: 'Say the answer', journal: journals, budget: { maxTurns: 3 } });
-          // The pool starts another warm child once this one took the task: the tree is checked after the shutdown.
-          const { outcome } = await finishRun(cell, run, { treeGone: false });
-          expect(outcome).toMatchObject({ status: 'done', finalText: ANSWER, budget: { used: { turns: 1 } } });
-        } finally {
-          await sup.shutdown({ mode: 'cancel' });
-        }
-        const [file] = readdirSync(journals);
-        const journal = readJournal(join(journals, file!));
-        expect(journal.outcome?.outcome).toMatchObject({ status: 'done', finalText: ANSWER });
-        await expectTreeGone(cell, 10_000);
-      } finally {
-        rmSync(journals, { recursive: true, force: true });
-      }
-    });
-  });
+  it('pool: a warm codex child takes the task, its run is journaled, the budget counts its turns', () => poolCell(codex));
 
-  it('trace: with an OpenTelemetry SDK the run has its span, and codex its context in TRACEPARENT', async () => {
-    const telemetry = installTelemetry({ metrics: false });
-    try {
-      await inCell([{ text: ANSWER }], async (cell) => {
-        const run = spawnRun(codexOptions(cell, { task: 'Say the answer', keepAlive: true }));
-        let environ = '';
-        run.on('event', (event) => {
-          if (event.type !== 'turn-complete') return;
-          environ = readFileSync(`/proc/${run.pid!}/environ`, 'utf8');
-          void run.close();
-        });
-        const { outcome } = await finishRun(cell, run);
-        expect(outcome.status).toBe('done');
-        const [span] = telemetry.named('invoke_agent');
-        expect(environ.split('\0')).toContain(`TRACEPARENT=${traceparentOf(span!)}`);
-        expect(span!.attributes).toMatchObject({ 'subvisor.protocol': 'codex' });
-      });
-    } finally {
-      await telemetry.uninstall();
-    }
-  });
+  it('trace: with an OpenTelemetry SDK the run has its span, and codex its context in TRACEPARENT', () => traceCell(codex));
 });

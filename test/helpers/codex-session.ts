@@ -1,7 +1,7 @@
 // A Codex session over a recording io and sink, fed lines shaped like codex 0.169.0 app-server's (notes/agent-transcripts.md), with a manual clock.
 import { CodexSession } from '../../src/drivers/codex/codex-session.js';
 import type { CodexSessionOptions } from '../../src/drivers/codex/codex-session.js';
-import type { CodexFacts } from '../../src/drivers/codex/session-io.js';
+import type { StdioSessionFacts } from '../../src/drivers/shared/stdio/session-io.js';
 import type { EventDraft } from '../../src/drivers/shared/event-drafts.js';
 import type { RateLimitFields } from '../../src/protocol/index.js';
 import type { JsonObject } from '../../src/wire/index.js';
@@ -22,7 +22,7 @@ export function codexHarness(options: Partial<CodexSessionOptions> = {}) {
   let inputEnded = false;
   const listeners: Array<(draft: EventDraft) => void> = [];
   const clock = manualTimers();
-  const facts: CodexFacts = {
+  const facts: StdioSessionFacts = {
     ready: () => void log.push('ready'),
     event: (draft) => {
       events.push(draft);

@@ -8,13 +8,14 @@ import type { ApproveCallback } from '../../protocol/requests.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import { JsonRpcPeer } from '../shared/jsonrpc/peer.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict } from '../shared/session.js';
+import { dropHeld, FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict, HeldFollowUp } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { AcpHandshake } from './handshake.js';
 import type { Established } from './handshake.js';
 import { AcpPermissions } from './permissions.js';
-import type { AcpFacts, AcpIo } from './session-io.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import { AcpTurns } from './turns.js';
 import { UpdateMap } from './updates.js';
 
@@ -50,9 +51,9 @@ export const STEER_REFUSED = 'ACP v1 has no steer: a prompt is running (send a f
  * stdin ends once the prompt answered (or `cancelGraceMs` passed); close ends stdin after the turn; finalize cancels
  * the turn, then sends one last prompt with its note, then ends stdin.
  */
-export class AcpSession {
-  readonly #io: AcpIo;
-  readonly #facts: AcpFacts;
+export class AcpSession implements StdioSession {
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: AcpSessionOptions;
   readonly #peer: JsonRpcPeer;
   readonly #handshake: AcpHandshake;
@@ -66,13 +67,13 @@ export class AcpSession {
   #sessionId: string | undefined;
   #fatal = false;
   /** Follow-ups waiting for the turn to end. */
-  #held: Array<{ ref: number; text: string }> = [];
+  #held: HeldFollowUp[] = [];
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = FINALIZE_PROMPT;
   #cancelled = false;
   #inputEnded = false;
 
-  constructor(io: AcpIo, facts: AcpFacts, options: AcpSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: AcpSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
@@ -201,14 +202,14 @@ export class AcpSession {
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
           this.#finalNote = finalizeNote(control);
-          this.#dropHeld('the run is finalizing');
+          dropHeld(this.#held, this.#facts, 'the run is finalizing');
           this.#turns.cancel();
           // ACP: after session/cancel every waiting permission is answered cancelled (later ones too: the last turn is tool-free).
           this.#permissions.shutDown();
           return accepted;
         },
         'close-after-turn': () => {
-          this.#dropHeld('the run is closing');
+          dropHeld(this.#held, this.#facts, 'the run is closing');
           return accepted;
         },
         finish: () => {
@@ -228,15 +229,9 @@ export class AcpSession {
     this.#cancelled = true;
     const running = this.#turns.cancel();
     this.#permissions.shutDown();
-    this.#dropHeld('the run was cancelled');
+    dropHeld(this.#held, this.#facts, 'the run was cancelled');
     if (!running) return this.#endInput();
     this.#io.setTimer(() => this.#endInput(), this.#options.cancelGraceMs);
-  }
-
-  #dropHeld(why: string): void {
-    const dropped = this.#held.splice(0);
-    for (const input of dropped) this.#facts.delivery(input.ref, 'dropped');
-    if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
   /**
@@ -301,7 +296,7 @@ export class AcpSession {
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#peer.close('the agent exited');
     this.#permissions.shutDown();
-    this.#dropHeld('the agent exited');
+    dropHeld(this.#held, this.#facts, 'the agent exited');
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#inputEnded) return undefined;
@@ -309,14 +304,7 @@ export class AcpSession {
     if (last.end === 'error' || last.end === 'refusal') return { status: 'failed', error: last.error ?? 'the last prompt failed' };
     if (last.end === 'cancelled') return { status: 'cancelled', error: 'the agent cancelled the last prompt' };
     if (exit.exitCode !== 0 && exit.signal === null) return { status: 'failed', error: `the agent exited with code ${exit.exitCode} after its stdin ended` };
-    const { answer, usage } = this.#turns;
-    if (answer !== undefined) {
-      this.#facts.result({ stopReason: last.end ?? 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: last.end ?? 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    reportResult(this.#facts, last.end ?? 'end_turn', this.#turns.answer, this.#turns.usage);
     return { status: 'done' };
   }
 

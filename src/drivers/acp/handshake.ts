@@ -5,7 +5,7 @@ import { isObject, stringField } from '../shared/json-kinds.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
 import type { SetTimer } from '../shared/pending-requests.js';
 import { ACP_VERSION, rpcErrorText } from './messages.js';
-import type { AcpFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 
 /** Sends one request bounded by `timeoutMs`; false when it could not be written. */
 export type BoundedRequest = (method: string, params: JsonObject, timeoutMs: number, handlers: { result(value: JsonValue): void; failed(failure: RequestFailure): void }) => boolean;
@@ -45,14 +45,14 @@ export interface HandshakeEnd {
 export class AcpHandshake {
   readonly #request: BoundedRequest;
   readonly #setTimer: SetTimer;
-  readonly #facts: AcpFacts;
+  readonly #facts: StdioSessionFacts;
   readonly #options: HandshakeOptions;
   readonly #end: HandshakeEnd;
   #loading = false;
   /** While `session/load`'s replay goes on: restarts the wait for its end. */
   #replayed: (() => void) | undefined;
 
-  constructor(request: BoundedRequest, setTimer: SetTimer, facts: AcpFacts, options: HandshakeOptions, end: HandshakeEnd) {
+  constructor(request: BoundedRequest, setTimer: SetTimer, facts: StdioSessionFacts, options: HandshakeOptions, end: HandshakeEnd) {
     this.#request = request;
     this.#setTimer = setTimer;
     this.#facts = facts;

@@ -2,6 +2,7 @@
 import type { RateLimitFields } from '../../protocol/index.js';
 import type { JsonObject, JsonValue, Usage } from '../../wire/index.js';
 import { toUsage } from '../../wire/index.js';
+import { unwrapErrorBody } from '../shared/error-body.js';
 import { checkTable, compileTable, fieldRejection, FieldRules, optional, required } from '../shared/field-rules.js';
 import { isObject } from '../shared/json-kinds.js';
 import type { FrameRejection } from '../shared/json-line.js';
@@ -79,20 +80,7 @@ export function promptModels(result: JsonObject): string[] {
  * `error.message` (or `message`); any other text is kept as it is.
  */
 export function errorMessageOf(message: string): string {
-  const body = message.trim();
-  if (!body.startsWith('{') && !body.startsWith('[')) return message;
-  try {
-    let parsed: unknown = JSON.parse(body);
-    if (Array.isArray(parsed)) parsed = parsed[0];
-    if (isObject(parsed)) {
-      const inner = parsed['error'];
-      if (isObject(inner) && typeof inner['message'] === 'string' && inner['message'] !== '') return inner['message'];
-      if (typeof parsed['message'] === 'string' && parsed['message'] !== '') return parsed['message'];
-    }
-  } catch {
-    // not JSON after all: the text as it is
-  }
-  return message;
+  return unwrapErrorBody(message, true);
 }
 
 /**

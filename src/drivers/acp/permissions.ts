@@ -1,6 +1,6 @@
 // An ACP agent's session/request_permission on the shared request desk: to `approve` as a `tool_call` approval, answered with one of the agent's options (or cancelled), exactly once, never left waiting.
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import type { ApprovalRequest, ApproveCallback, PermissionOption } from '../../protocol/requests.js';
+import type { ApprovalRequest, PermissionOption } from '../../protocol/requests.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import { requestKey } from '../shared/jsonrpc/message.js';
@@ -9,12 +9,7 @@ import type { Reply, RequestHandler } from '../shared/jsonrpc/peer.js';
 import { RequestDesk } from '../shared/request-desk.js';
 import type { DecidedBy } from '../shared/request-desk.js';
 import { acceptApproval, callbackError, fieldsOf } from '../shared/requests.js';
-
-export interface PermissionOptions {
-  /** The protocol's registered name, which `approve` sees as `request.protocol`. */
-  protocol: string;
-  approve?: ApproveCallback | undefined;
-}
+import type { ApprovalOptions } from '../shared/requests.js';
 
 export interface PermissionOutput {
   report(draft: RunEventDraftOf<'info'>): void;
@@ -32,11 +27,11 @@ export interface PermissionOutput {
  * or the agent offered no such option. `$/cancel_request` withdraws a request not answered yet.
  */
 export class AcpPermissions {
-  readonly #options: PermissionOptions;
+  readonly #options: ApprovalOptions;
   readonly #out: PermissionOutput;
   readonly #desk = new RequestDesk<boolean>();
 
-  constructor(options: PermissionOptions, out: PermissionOutput) {
+  constructor(options: ApprovalOptions, out: PermissionOutput) {
     this.#options = options;
     this.#out = out;
   }

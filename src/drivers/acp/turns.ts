@@ -7,7 +7,7 @@ import type { RequestFailure } from '../shared/jsonrpc/peer.js';
 import { boundedAnswer } from '../shared/session.js';
 import type { ControlVerdict, SessionAnswer } from '../shared/session.js';
 import { errorMessageOf, promptModels, promptRateLimit, promptUsage } from './messages.js';
-import type { AcpFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 import type { UpdateMap } from './updates.js';
 
 /** Who asked for a turn: the control (its ref) and what it was. */
@@ -48,7 +48,7 @@ export interface TurnHost {
  */
 export class AcpTurns {
   readonly #send: SendRequest;
-  readonly #facts: AcpFacts;
+  readonly #facts: StdioSessionFacts;
   readonly #host: TurnHost;
   readonly #updates: UpdateMap;
   readonly #maxAnswerChars: number;
@@ -60,7 +60,7 @@ export class AcpTurns {
   #costUsd = 0;
   #model: string | undefined;
 
-  constructor(send: SendRequest, facts: AcpFacts, host: TurnHost, updates: UpdateMap, maxAnswerChars: number) {
+  constructor(send: SendRequest, facts: StdioSessionFacts, host: TurnHost, updates: UpdateMap, maxAnswerChars: number) {
     this.#send = send;
     this.#facts = facts;
     this.#host = host;

@@ -7,7 +7,7 @@ import { putExtra } from '../shared/extra-fields.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import type { TypedFrame } from '../shared/json-line.js';
 import { readUpdate, textOf } from './messages.js';
-import type { AcpFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 
 /** What the map asks of the session. */
 export interface UpdateHost {
@@ -38,7 +38,7 @@ const TOOL_FIELDS = ['sessionUpdate', 'toolCallId', 'title', 'name', 'kind', 'st
  * its fields under `extra`). The turn's answer is its last message: the text chunks since its last tool call.
  */
 export class UpdateMap {
-  readonly #facts: AcpFacts;
+  readonly #facts: StdioSessionFacts;
   readonly #host: UpdateHost;
   #block: Block | undefined;
   #nextIndex = 0;
@@ -48,7 +48,7 @@ export class UpdateMap {
   readonly #tools = new Map<string, { name: string; done: boolean }>();
   #costUsd: number | undefined;
 
-  constructor(facts: AcpFacts, host: UpdateHost) {
+  constructor(facts: StdioSessionFacts, host: UpdateHost) {
     this.#facts = facts;
     this.#host = host;
   }

@@ -1,14 +1,9 @@
-// The claude-code driver behind the seam: `claude` in stream-json mode with the caller's args, the pure session on the shared stdio channel, its facts to the run core.
-import type { Control, Driver, DriverContext, Launch, ProcessExitInfo, ProcessIO, Protocol, SendOutcome } from '../../protocol/driver.js';
+// The claude-code driver behind the seam: `claude` in stream-json mode with the caller's args, its pure session on the shared stdio session driver, the socket it leaves removed.
+import type { DriverContext, ProcessExitInfo, ProcessIO, Protocol } from '../../protocol/driver.js';
 import type { ResolvedRunOptions } from '../../protocol/resolved-options.js';
-import { EventStamper } from '../shared/envelope.js';
-import { rejectedEvent } from '../shared/rejected.js';
-import { answerAfterReturn, forwardFacts } from '../shared/session.js';
-import { StdioChannel } from '../shared/stdio/channel.js';
-import { TimerSet } from '../shared/timer-set.js';
+import { StdioSessionDriver } from '../shared/stdio/session-driver.js';
 import { ClaudeSession } from './claude-session.js';
 import { claudeSocketPath, removeLeftoverSocket } from './leftover-socket.js';
-import type { ClaudeFacts } from './session-io.js';
 
 /** The bound of an `interrupt`'s answer. */
 export const CLAUDE_REQUEST_MS = 30_000;
@@ -41,98 +36,39 @@ export function claudeArgs(options: Pick<ResolvedRunOptions, 'args' | 'budget' |
 }
 
 /**
- * One `claude` process speaking stream-json on stdio: the protocol logic lives in {@link ClaudeSession}; this
- * class starts the process, puts the session on the shared stdio channel and turns its facts into the core's.
+ * One `claude` process speaking stream-json on stdio: the protocol logic lives in {@link ClaudeSession}, the
+ * shared stdio session driver runs it; this class adds the socket a killed Claude Code leaves.
  */
-class ClaudeCodeDriver implements Driver {
-  readonly closeWhenIdle = true;
-  readonly #context: DriverContext;
-  readonly #session: ClaudeSession;
-  readonly #channel: StdioChannel;
-  readonly #stamper: EventStamper;
-  readonly #timers = new TimerSet();
-  /** The seq of the last event published: rate-limit news shares the seq of the event of its line. */
-  #seq = 0;
+class ClaudeCodeDriver extends StdioSessionDriver<ClaudeSession> {
   /** The process's pid, which names the socket it leaves when killed. */
   #pid: number | undefined;
 
   constructor(context: DriverContext) {
-    this.#context = context;
-    this.#stamper = new EventStamper(context.runId);
     const options = context.options;
-    this.#channel = new StdioChannel({
-      maxLineBytes: options.maxFrameBytes,
-      shouldPause: () => context.shouldPause(),
-      lines: { line: (text, lineNumber) => this.#session.lines.line(text, lineNumber), overlong: (rejection, lineNumber, head) => this.#session.lines.overlong(rejection, lineNumber, head) },
-      // Usually the child is exiting (EPIPE): its exit decides the outcome; later writes report themselves.
-      inputFailed: (what) => context.sink.event(this.#stamper.at({ type: 'error', error: `claude's stdin failed (${what})`, source: 'subvisor' }, ++this.#seq)),
+    super(context, {
+      agent: 'claude',
+      args: claudeArgs(options),
+      session: (io, facts) =>
+        new ClaudeSession(io, facts, {
+          protocol: options.protocol,
+          task: options.task,
+          approve: options.approve,
+          maxAnswerChars: options.maxAnswerChars,
+          requestMs: CLAUDE_REQUEST_MS,
+          resumes: options.resume !== undefined,
+        }),
     });
-    this.#session = new ClaudeSession(
-      {
-        send: (message) => this.#channel.write(message),
-        endInput: () => this.#channel.endInput(),
-        setTimer: this.#timers.set,
-      },
-      this.#facts(),
-      {
-        protocol: options.protocol,
-        task: options.task,
-        approve: options.approve,
-        maxAnswerChars: options.maxAnswerChars,
-        requestMs: CLAUDE_REQUEST_MS,
-        resumes: options.resume !== undefined,
-      },
-    );
   }
 
-  launch(): Launch {
-    const { options } = this.#context;
-    const taskRef = this.#session.taskRef;
-    return {
-      process: { command: options.command, args: claudeArgs(options), env: {}, stdin: 'pipe', stdout: 'driver' },
-      ...(taskRef === undefined ? {} : { taskRef }),
-    };
-  }
-
-  attach(io: ProcessIO): void {
+  override attach(io: ProcessIO): void {
     this.#pid = io.pid;
-    this.#channel.attach(io);
-    this.#session.start();
+    super.attach(io);
   }
 
-  send(control: Control): SendOutcome {
-    return answerAfterReturn(this.#context.sink, this.#session.send(control));
-  }
-
-  resume(): void {
-    this.#channel.resume();
-  }
-
-  async finish(exit: ProcessExitInfo | undefined): Promise<void> {
-    // Read what Claude Code wrote before it went (bounded: a tool's process holding stdout open is not waited for).
-    const unterminated = await this.#channel.finish();
-    if (unterminated !== undefined && unterminated !== '') this.#session.lines.line(unterminated, 0);
-    const end = this.#session.finish(exit === undefined ? { exitCode: null, signal: null } : exit);
-    if (end !== undefined && exit?.spawnFailed !== true) this.#context.sink.exit(end);
-    this.#timers.clear();
+  override async finish(exit: ProcessExitInfo | undefined): Promise<void> {
+    await super.finish(exit);
     // The process is gone: a socket it left (it was killed) is removed.
-    if (this.#pid !== undefined) removeLeftoverSocket(claudeSocketPath(this.#context.options.env, this.#pid));
-  }
-
-  dispose(): void {
-    this.#session.dispose();
-    this.#timers.clear();
-    this.#channel.dispose();
-  }
-
-  #facts(): ClaudeFacts {
-    const sink = this.#context.sink;
-    return {
-      ...forwardFacts(this.#context, (draft) => sink.event(this.#stamper.at(draft, draft.type === 'rate-limit' ? this.#seq : ++this.#seq))),
-      rejected: (rejection) => sink.rejected(rejectedEvent(rejection, false)),
-      rateLimit: (fields) => sink.rateLimit(fields),
-      fatal: (code, error) => sink.fatal(code, error),
-    };
+    if (this.#pid !== undefined) removeLeftoverSocket(claudeSocketPath(this.context.options.env, this.#pid));
   }
 }
 

@@ -7,13 +7,14 @@ import type { ApproveCallback } from '../../protocol/requests.js';
 import { isObject } from '../shared/json-kinds.js';
 import { decodeTypedFrame } from '../shared/json-line.js';
 import type { TypedFrame } from '../shared/json-line.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict } from '../shared/session.js';
+import { dropHeld, FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict, HeldFollowUp } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { ClaudeControls } from './control-channel.js';
 import { MessageMap } from './message-map.js';
 import { TurnResults } from './turn-results.js';
-import type { ClaudeFacts, ClaudeIo } from './session-io.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 
 export interface ClaudeSessionOptions {
   /** The protocol's registered name, which `approve` sees as `request.protocol`. */
@@ -49,9 +50,9 @@ interface SentInput {
  * sends `interrupt`; stdin ends once the interrupted turn's `result` came. Close ends stdin (after the turn);
  * finalize interrupts the turn, then sends its note as one last turn, then ends stdin.
  */
-export class ClaudeSession {
-  readonly #io: ClaudeIo;
-  readonly #facts: ClaudeFacts;
+export class ClaudeSession implements StdioSession {
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: ClaudeSessionOptions;
   readonly #controls: ClaudeControls;
   readonly #map: MessageMap;
@@ -69,7 +70,7 @@ export class ClaudeSession {
   /** User lines written and not replayed yet, oldest first. */
   #sent: SentInput[] = [];
   /** Follow-ups waiting for the turn to end. */
-  #held: Array<{ ref: number; text: string }> = [];
+  #held: HeldFollowUp[] = [];
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = FINALIZE_PROMPT;
@@ -78,7 +79,7 @@ export class ClaudeSession {
 
   readonly #results: TurnResults;
 
-  constructor(io: ClaudeIo, facts: ClaudeFacts, options: ClaudeSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: ClaudeSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
@@ -176,12 +177,12 @@ export class ClaudeSession {
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
           this.#finalNote = finalizeNote(control);
-          this.#dropHeld('the run is finalizing');
+          dropHeld(this.#held, this.#facts, 'the run is finalizing');
           this.#interrupt();
           return accepted;
         },
         'close-after-turn': () => {
-          this.#dropHeld('the run is closing');
+          dropHeld(this.#held, this.#facts, 'the run is closing');
           return accepted;
         },
         finish: () => {
@@ -191,7 +192,7 @@ export class ClaudeSession {
         cancel: () => {
           this.#cancelled = true;
           this.#controls.shutDown();
-          this.#dropHeld('the run was cancelled');
+          dropHeld(this.#held, this.#facts, 'the run was cancelled');
           // The task written behind initialize runs unless interrupted: its aborted result ends stdin.
           if (this.#turn === undefined && !this.#taskPending()) this.#endInput();
           else this.#interrupt();
@@ -230,12 +231,6 @@ export class ClaudeSession {
         if (this.#cancelled) this.#endInput();
       },
     });
-  }
-
-  #dropHeld(why: string): void {
-    const dropped = this.#held.splice(0);
-    for (const input of dropped) this.#facts.delivery(input.ref, 'dropped');
-    if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
   #endInput(): void {
@@ -378,7 +373,7 @@ export class ClaudeSession {
    */
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#controls.close('claude exited');
-    this.#dropHeld('claude exited');
+    dropHeld(this.#held, this.#facts, 'claude exited');
     const unread = this.#sent.filter((input) => input.kind === 'steer' && input.ref !== undefined && input.delivered !== true);
     this.#sent = [];
     for (const steer of unread) this.#facts.delivery(steer.ref!, 'dropped');
@@ -390,14 +385,7 @@ export class ClaudeSession {
     if (last.status === 'failed') return { status: 'failed', error: last.error ?? 'the last turn failed' };
     if (last.status === 'aborted') return { status: 'cancelled', error: 'claude interrupted the last turn' };
     if (exit.exitCode !== 0) return { status: 'failed', error: `claude ${exit.signal === null ? `exited with code ${exit.exitCode}` : `was killed by ${exit.signal}`} after its stdin ended` };
-    const { answer, usage } = this.#results;
-    if (answer !== undefined) {
-      this.#facts.result({ stopReason: 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    reportResult(this.#facts, 'end_turn', this.#results.answer, this.#results.usage);
     return { status: 'done' };
   }
 

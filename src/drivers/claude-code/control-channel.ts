@@ -6,7 +6,7 @@ import type { FrameRejection, TypedFrame } from '../shared/json-line.js';
 import { PendingRequests } from '../shared/pending-requests.js';
 import type { PendingFailure } from '../shared/pending-requests.js';
 import { ClaudePermissions } from './permissions.js';
-import type { ClaudeFacts, ClaudeIo } from './session-io.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 
 /** How many of Claude Code's answered request ids are kept to recognise their echoes. */
 const ANSWERED_KEPT = 256;
@@ -24,8 +24,8 @@ export interface ControlHandlers {
  * `mcp_message`: subvisor registers no hooks and no SDK MCP servers) with an error response.
  */
 export class ClaudeControls {
-  readonly #io: ClaudeIo;
-  readonly #facts: ClaudeFacts;
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #pending: PendingRequests<JsonObject>;
   readonly #permissions: ClaudePermissions;
   #ids = 0;
@@ -36,7 +36,7 @@ export class ClaudeControls {
    */
   readonly #answeredTheirs = new Set<string>();
 
-  constructor(io: ClaudeIo, facts: ClaudeFacts, options: { protocol: string; approve?: ApproveCallback | undefined }) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: { protocol: string; approve?: ApproveCallback | undefined }) {
     this.#io = io;
     this.#facts = facts;
     this.#pending = new PendingRequests<JsonObject>(io.setTimer);

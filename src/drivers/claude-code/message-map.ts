@@ -6,7 +6,7 @@ import { passthrough } from '../shared/event-drafts.js';
 import { countField, isObject, stringField } from '../shared/json-kinds.js';
 import type { TypedFrame } from '../shared/json-line.js';
 import { readUsage } from '../shared/usage-reader.js';
-import type { ClaudeFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 
 /** The token counts of an Anthropic usage object (its other members are the CLI's bookkeeping). */
 export const TOKEN_COUNTS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
@@ -29,7 +29,7 @@ const MAX_MESSAGE = 300;
  * - `rate_limit_event` -> `rate-limit`; any other type -> `info`, its fields under `extra`.
  */
 export class MessageMap {
-  readonly #facts: ClaudeFacts;
+  readonly #facts: StdioSessionFacts;
   /** Tool names by `tool_use` id: a tool result names only its call. */
   readonly #tools = new Map<string, string>();
   /** The next block index of each assistant message (one content block per `assistant` line when streaming). */
@@ -38,7 +38,7 @@ export class MessageMap {
   #callUsage: JsonObject | undefined;
   #started = false;
 
-  constructor(facts: ClaudeFacts) {
+  constructor(facts: StdioSessionFacts) {
     this.#facts = facts;
   }
 

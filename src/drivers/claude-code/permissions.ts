@@ -1,17 +1,12 @@
 // Claude Code's permission questions (`control_request` `can_use_tool`) on the shared request desk: each answered once, by `approve` or a denial, unless Claude Code withdraws it.
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import type { ApprovalRequest, ApproveCallback } from '../../protocol/requests.js';
+import type { ApprovalRequest } from '../../protocol/requests.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import { RequestDesk } from '../shared/request-desk.js';
 import type { DecidedBy } from '../shared/request-desk.js';
 import { acceptApproval, callbackError, fieldsOf } from '../shared/requests.js';
-
-export interface PermissionOptions {
-  /** The protocol's registered name, which `approve` sees as `request.protocol`. */
-  protocol: string;
-  approve?: ApproveCallback | undefined;
-}
+import type { ApprovalOptions } from '../shared/requests.js';
 
 export interface PermissionOutput {
   /** Writes one `control_response` (the answer to Claude Code's request `requestId`). */
@@ -28,11 +23,11 @@ export interface PermissionOutput {
  * `control_cancel_request` withdraws a request not answered yet: it gets no answer.
  */
 export class ClaudePermissions {
-  readonly #options: PermissionOptions;
+  readonly #options: ApprovalOptions;
   readonly #out: PermissionOutput;
   readonly #desk = new RequestDesk<boolean>();
 
-  constructor(options: PermissionOptions, out: PermissionOutput) {
+  constructor(options: ApprovalOptions, out: PermissionOutput) {
     this.#options = options;
     this.#out = out;
   }

@@ -7,15 +7,15 @@ import type { OutcomeErrorCode } from '../../protocol/outcome.js';
 import type { AnswerQuestionCallback, ApproveCallback } from '../../protocol/requests.js';
 import { JsonRpcPeer } from '../shared/jsonrpc/peer.js';
 import type { RequestFailure } from '../shared/jsonrpc/peer.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
-import type { ChildEnd, ControlVerdict } from '../shared/session.js';
+import { dropHeld, FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
+import type { ChildEnd, ControlVerdict, HeldFollowUp } from '../shared/session.js';
 import type { StdioLines } from '../shared/stdio/channel.js';
 import { threadIdOf } from './messages.js';
 import { NotificationMap } from './notification-map.js';
 import { initializeParams, threadRequest } from './requests-out.js';
 import { CodexRequests } from './server-requests.js';
-import type { CodexFacts, CodexIo } from './session-io.js';
-import type { HeldInput } from './turn-record.js';
+import type { StdioSession } from '../shared/stdio/session-driver.js';
+import type { StdioSessionFacts, StdioSessionIo } from '../shared/stdio/session-io.js';
 import { CodexTurns } from './turns.js';
 
 export interface CodexSessionOptions {
@@ -50,9 +50,9 @@ export interface CodexSessionOptions {
  * `turn/interrupt` and ends stdin once the turn is over; close ends stdin (after the turn); finalize interrupts
  * the turn, then starts one last turn with its note, then ends stdin.
  */
-export class CodexSession {
-  readonly #io: CodexIo;
-  readonly #facts: CodexFacts;
+export class CodexSession implements StdioSession {
+  readonly #io: StdioSessionIo;
+  readonly #facts: StdioSessionFacts;
   readonly #options: CodexSessionOptions;
   readonly #peer: JsonRpcPeer;
   readonly #requests: CodexRequests;
@@ -66,14 +66,14 @@ export class CodexSession {
 
   readonly #turns: CodexTurns;
   /** Follow-ups waiting for the turn to end. */
-  #held: HeldInput[] = [];
+  #held: HeldFollowUp[] = [];
 
   #finalize: 'none' | 'interrupting' | 'final-turn' = 'none';
   #finalNote = FINALIZE_PROMPT;
   #cancelled = false;
   #inputEnded = false;
 
-  constructor(io: CodexIo, facts: CodexFacts, options: CodexSessionOptions) {
+  constructor(io: StdioSessionIo, facts: StdioSessionFacts, options: CodexSessionOptions) {
     this.#io = io;
     this.#facts = facts;
     this.#options = options;
@@ -212,12 +212,12 @@ export class CodexSession {
         'interrupt-turn': () => {
           this.#finalize = 'interrupting';
           this.#finalNote = finalizeNote(control);
-          this.#dropHeld('the run is finalizing');
+          dropHeld(this.#held, this.#facts, 'the run is finalizing');
           this.#turns.interrupt();
           return accepted;
         },
         'close-after-turn': () => {
-          this.#dropHeld('the run is closing');
+          dropHeld(this.#held, this.#facts, 'the run is closing');
           return accepted;
         },
         finish: () => {
@@ -236,14 +236,8 @@ export class CodexSession {
   #cancel(): void {
     this.#cancelled = true;
     this.#requests.shutDown();
-    this.#dropHeld('the run was cancelled');
+    dropHeld(this.#held, this.#facts, 'the run was cancelled');
     if (!this.#turns.interrupt()) this.#endInput();
-  }
-
-  #dropHeld(why: string): void {
-    const dropped = this.#held.splice(0);
-    for (const input of dropped) this.#facts.delivery(input.ref, 'dropped');
-    if (dropped.length > 0) this.#facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
   }
 
   /** What the end of a turn (or a turn/start refused) sets off: the end of stdin, the finalize's last turn, the next follow-up. */
@@ -299,7 +293,7 @@ export class CodexSession {
   finish(exit: { exitCode: number | null; signal: string | null }): ChildEnd | undefined {
     this.#peer.close('codex exited');
     this.#requests.shutDown();
-    this.#dropHeld('codex exited');
+    dropHeld(this.#held, this.#facts, 'codex exited');
     if (this.#fatal) return undefined;
     if (this.#cancelled) return { status: 'cancelled' };
     if (!this.#inputEnded) return undefined;
@@ -307,14 +301,7 @@ export class CodexSession {
     const last = this.#turns.last;
     if (last.status === 'failed') return { status: 'failed', error: last.error ?? 'the last turn failed' };
     if (last.status === 'interrupted') return { status: 'cancelled', error: 'codex interrupted the last turn' };
-    const { answer, usage } = this.#turns;
-    if (answer !== undefined) {
-      this.#facts.result({ stopReason: 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    reportResult(this.#facts, 'end_turn', this.#turns.answer, this.#turns.usage);
     return { status: 'done' };
   }
 

@@ -1,5 +1,6 @@
 // Reading Codex app-server messages: the params fields the session relies on, per method, checked by the shared field rules.
 import type { JsonObject, JsonValue } from '../../wire/index.js';
+import { unwrapErrorBody } from '../shared/error-body.js';
 import { checkTable, compileTable, fieldRejection, FieldRules, optional, required } from '../shared/field-rules.js';
 import { isObject } from '../shared/json-kinds.js';
 import type { FrameRejection } from '../shared/json-line.js';
@@ -99,19 +100,7 @@ export function threadIdOf(result: JsonValue): string | undefined {
  * is taken out of it; any other text is kept as it is.
  */
 export function errorMessageOf(message: string): string {
-  const body = message.trim();
-  if (!body.startsWith('{')) return message;
-  try {
-    const parsed: unknown = JSON.parse(body);
-    if (isObject(parsed)) {
-      const inner = parsed['error'];
-      if (isObject(inner) && typeof inner['message'] === 'string' && inner['message'] !== '') return inner['message'];
-      if (typeof parsed['message'] === 'string' && parsed['message'] !== '') return parsed['message'];
-    }
-  } catch {
-    // not JSON after all: the text as it is
-  }
-  return message;
+  return unwrapErrorBody(message, false);
 }
 
 /** The text of a `userMessage` item's content (its `text` inputs, joined). */

@@ -11,7 +11,7 @@ import type { Params } from './messages.js';
 import { accountRateLimit, errorRateLimit } from './rate-limits.js';
 import { UsageReader } from './turn-record.js';
 import type { TurnRecord, TurnStatus } from './turn-record.js';
-import type { CodexFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 
 /** What the map asks of the session. */
 export interface NotificationHost {
@@ -41,13 +41,13 @@ const TURN_END: ReadonlySet<string> = new Set(['completed', 'interrupted', 'fail
  * nothing: the item comes whole when it completes.
  */
 export class NotificationMap {
-  readonly #facts: CodexFacts;
+  readonly #facts: StdioSessionFacts;
   readonly #host: NotificationHost;
   readonly #usage = new UsageReader();
   /** Tool items whose tool-call was published and whose result was not yet. */
   readonly #toolsOpen = new Set<string>();
 
-  constructor(facts: CodexFacts, host: NotificationHost) {
+  constructor(facts: StdioSessionFacts, host: NotificationHost) {
     this.#facts = facts;
     this.#host = host;
   }

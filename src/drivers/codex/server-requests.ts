@@ -1,6 +1,6 @@
 // Codex's requests to the client (approvals, questions, permissions, elicitations, dynamic tools) on the shared request desk: each answered once, by the caller's callback or the safe default, never left waiting.
 import type { RunEventDraftOf } from '../../protocol/index.js';
-import type { AnswerQuestionCallback, ApprovalRequest, ApproveCallback, FileChangeEntry, QuestionRequest } from '../../protocol/requests.js';
+import type { AnswerQuestionCallback, ApprovalRequest, FileChangeEntry, QuestionRequest } from '../../protocol/requests.js';
 import type { JsonObject, JsonValue } from '../../wire/index.js';
 import { isObject, stringField } from '../shared/json-kinds.js';
 import { requestKey } from '../shared/jsonrpc/message.js';
@@ -9,11 +9,9 @@ import type { Reply, RequestHandler } from '../shared/jsonrpc/peer.js';
 import { RequestDesk } from '../shared/request-desk.js';
 import type { DecidedBy, DeskRequest } from '../shared/request-desk.js';
 import { acceptApproval, callbackError, fieldsOf } from '../shared/requests.js';
+import type { ApprovalOptions } from '../shared/requests.js';
 
-export interface CodexRequestOptions {
-  /** The protocol's registered name, which `approve` sees as `request.protocol`. */
-  protocol: string;
-  approve?: ApproveCallback | undefined;
+export interface CodexRequestOptions extends ApprovalOptions {
   answerQuestion?: AnswerQuestionCallback | undefined;
 }
 

@@ -8,7 +8,7 @@ import { boundedAnswer } from '../shared/session.js';
 import type { ControlVerdict, SessionAnswer } from '../shared/session.js';
 import { errorMessageOf, turnIdOf } from './messages.js';
 import { textInput, turnStartParams } from './requests-out.js';
-import type { CodexFacts } from './session-io.js';
+import type { StdioSessionFacts } from '../shared/stdio/session-io.js';
 import { TurnRecord } from './turn-record.js';
 import type { HeldInput, TurnOrigin, TurnStatus } from './turn-record.js';
 
@@ -42,7 +42,7 @@ export interface TurnOptions {
  */
 export class CodexTurns {
   readonly #send: SendRequest;
-  readonly #facts: CodexFacts;
+  readonly #facts: StdioSessionFacts;
   readonly #host: TurnHost;
   readonly #options: TurnOptions;
   #turn: TurnRecord | undefined;
@@ -52,7 +52,7 @@ export class CodexTurns {
   #answer: SessionAnswer | undefined;
   #usage: Usage | undefined;
 
-  constructor(send: SendRequest, facts: CodexFacts, host: TurnHost, options: TurnOptions) {
+  constructor(send: SendRequest, facts: StdioSessionFacts, host: TurnHost, options: TurnOptions) {
     this.#send = send;
     this.#facts = facts;
     this.#host = host;

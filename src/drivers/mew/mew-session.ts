@@ -1,10 +1,9 @@
 // One mew daemon session: decoded server messages to facts and events, run controls to client messages. Pure: no socket.
 import { actOnControl, advance, decide } from '../../wire/index.js';
 import type { JsonValue, RunState, Usage } from '../../wire/index.js';
-import type { RunEventDraftOf } from '../../protocol/index.js';
 import { passthrough, withExtras } from '../shared/event-drafts.js';
 import type { EventDraft } from '../shared/event-drafts.js';
-import { FINALIZE_PROMPT, finalizeNote } from '../shared/session.js';
+import { FINALIZE_PROMPT, finalizeNote, reportResult } from '../shared/session.js';
 import type { ChildEnd, SessionAnswer } from '../shared/session.js';
 import { NOTICES } from './event-map.js';
 import { Handshake } from './handshake.js';
@@ -400,14 +399,7 @@ export class MewSession {
   #end(end: ChildEnd): void {
     if (this.#phase === 'ended') return;
     this.#stop();
-    const { answer, usage } = this.#record;
-    if (end.status === 'done' && answer !== undefined) {
-      this.#facts.result({ stopReason: 'end_turn', answer, usage });
-      const result: RunEventDraftOf<'result'> = { type: 'result', stopReason: 'end_turn', finalText: answer.text };
-      if (usage !== undefined) result.usage = usage;
-      if (answer.truncated) result.truncated = true;
-      this.#facts.event(result);
-    }
+    if (end.status === 'done') reportResult(this.#facts, 'end_turn', this.#record.answer, this.#record.usage);
     this.#facts.exit(end);
     this.#io.leave();
   }

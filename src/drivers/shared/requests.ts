@@ -1,7 +1,14 @@
 // What every driver with approvals shares: a request's fields copied for the caller, and whether an answer approves.
-import type { ApprovalRequest } from '../../protocol/requests.js';
+import type { ApprovalRequest, ApproveCallback } from '../../protocol/requests.js';
 import type { JsonObject } from '../../wire/index.js';
 import type { Accepted } from './request-desk.js';
+
+/** What a driver's approval requests are asked with. */
+export interface ApprovalOptions {
+  /** The protocol's registered name, which `approve` sees as `request.protocol`. */
+  protocol: string;
+  approve?: ApproveCallback | undefined;
+}
 
 /** The frame's fields without `type`, copied so the caller cannot change what the driver keeps. */
 export function fieldsOf(frame: JsonObject): JsonObject {

@@ -1,7 +1,7 @@
-// What every pure protocol session shares: the facts it reports (SessionSink), its answer, and how a driver forwards them to the core.
+// What every pure protocol session shares: the facts it reports (SessionSink), its answer and held follow-ups, and how a driver forwards them to the core.
 import type { Answer } from '../../protocol/results.js';
 import type { Control, DriverContext, DriverSink, SendOutcome } from '../../protocol/driver.js';
-import type { Delivery } from '../../protocol/index.js';
+import type { Delivery, RunEventDraftOf } from '../../protocol/index.js';
 import type { Usage } from '../../wire/index.js';
 import type { EventDraft } from './event-drafts.js';
 
@@ -152,6 +152,32 @@ function answerOf(answer: SessionAnswer | undefined, maxChars: number): Answer {
   if (answer === undefined) return { truncated: false };
   if (!answer.truncated) return { finalText: answer.text, truncated: false };
   return { finalText: answer.text, truncated: true, truncationNote: `the answer was longer than ${maxChars} characters (maxFinalTextBytes) and was cut` };
+}
+
+/**
+ * The run's answer on a `done` end, once: the fact, then the `result` event that carries it (nothing when
+ * no turn answered).
+ */
+export function reportResult(facts: SessionSink, stopReason: string, answer: SessionAnswer | undefined, usage: Usage | undefined): void {
+  if (answer === undefined) return;
+  facts.result({ stopReason, answer, usage });
+  const result: RunEventDraftOf<'result'> = { type: 'result', stopReason, finalText: answer.text };
+  if (usage !== undefined) result.usage = usage;
+  if (answer.truncated) result.truncated = true;
+  facts.event(result);
+}
+
+/** A follow-up accepted while a turn runs, held until it ends. */
+export interface HeldFollowUp {
+  ref: number;
+  text: string;
+}
+
+/** Every held follow-up dropped (`why`: the run is finalizing, closing, cancelled or over): each one's delivery, then one notice naming them. */
+export function dropHeld(held: HeldFollowUp[], facts: SessionSink, why: string): void {
+  const dropped = held.splice(0);
+  for (const input of dropped) facts.delivery(input.ref, 'dropped');
+  if (dropped.length > 0) facts.event({ type: 'info', nativeType: 'dropped', summary: `held follow-ups dropped: ${why}`, refs: dropped.map((input) => input.ref) });
 }
 
 /** The text of the last turn a `finalize` starts when the caller gives no note. */
