@@ -67,6 +67,9 @@ describe.skipIf(agentBinary('claude') === undefined)('claude-code (Claude Code 2
       expect(events.find((event) => event.type === 'tool-result')).toMatchObject({ name: 'Bash', isError: false, result: 'made' });
       expect(cell.model.turnRequests[1]?.toolResults[0]?.output).toContain('made');
       expect(outcome).toMatchObject({ status: 'done', finalText: 'Created it.', turns: 1 });
+      // 2.1.328 echoes subvisor's answer to its permission question: no rejected line for it.
+      expect(outcome.rejectedLines).toBe(0);
+      expect(events.filter((event) => event.type === 'rejected')).toEqual([]);
     });
   });
 
