@@ -8,6 +8,7 @@ import { mewConnectProtocol, mewSpawnProtocol } from '../drivers/mew/mew-driver.
 import { codexProtocol } from '../drivers/codex/codex-driver.js';
 import { claudeCodeProtocol } from '../drivers/claude-code/claude-code-driver.js';
 import { acpProtocol } from '../drivers/acp/acp-driver.js';
+import { closestName } from '../text/closest-name.js';
 
 /**
  * To add a protocol: write `src/drivers/<name>/` implementing `Protocol` and `Driver` (src/protocol/driver.ts),
@@ -52,4 +53,30 @@ export const APPROVING_PROTOCOLS: readonly string[] = [...new Set(
 /** The daemon protocol registered under `name`, or undefined. */
 export function connectProtocolNamed(name: string): Protocol | undefined {
   return Object.hasOwn(CONNECT_PROTOCOLS, name) ? (CONNECT_PROTOCOLS as Record<string, Protocol>)[name] : undefined;
+}
+
+/** Agents users name by their program, and the protocol that drives each. */
+const AGENT_PROTOCOLS: Readonly<Record<string, string>> = {
+  claude: 'claude-code',
+  fa: 'hep',
+  gemini: 'acp',
+  qwen: 'acp',
+  opencode: 'acp',
+  goose: 'acp',
+  kimi: 'acp',
+  'claude-agent-acp': 'acp',
+  'codex-acp': 'acp',
+};
+
+/**
+ * What to add when `name` is not one of `known`: the protocol of an agent named by its program (`claude`:
+ * `claude-code`, `gemini`: `acp`), a daemon protocol given where a child is spawned (use `connectRun`), or the
+ * closest known name when one is near.
+ */
+export function protocolHint(name: string, known: readonly string[]): string {
+  const agent = AGENT_PROTOCOLS[name.toLowerCase()];
+  if (agent !== undefined && known.includes(agent)) return `: ${name} is driven by protocol '${agent}'`;
+  if (!known.includes(name) && Object.hasOwn(CONNECT_PROTOCOLS, name)) return `: '${name}' is a daemon's protocol, for connectRun`;
+  const closest = closestName(name, known, 3);
+  return closest === undefined ? '' : `; did you mean '${closest}'?`;
 }

@@ -1,7 +1,7 @@
 // spawnRun: validates the options, applies the defaults and starts a supervised run with its protocol's driver.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { PROTOCOLS, protocolNamed } from './registry.js';
+import { PROTOCOLS, protocolHint, protocolNamed } from './registry.js';
 import { linkAbortSignal } from '../run/abort-link.js';
 import type { Protocol } from '../protocol/driver.js';
 import { checkTracing, refuseNul, refuseUnknownKeys } from './option-checks.js';
@@ -108,7 +108,9 @@ function protocolOf(options: RunOptions): Protocol {
   const name = options.protocol ?? 'fen';
   const protocol = typeof name === 'string' ? protocolNamed(name) : undefined;
   if (protocol === undefined) {
-    throw new TypeError(`options.protocol must be one of ${Object.keys(PROTOCOLS).map((known) => `'${known}'`).join(', ')}`);
+    const known = Object.keys(PROTOCOLS);
+    const hint = typeof name === 'string' ? protocolHint(name, known) : '';
+    throw new TypeError(`options.protocol must be one of ${known.map((each) => `'${each}'`).join(', ')}${hint}`);
   }
   return protocol;
 }

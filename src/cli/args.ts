@@ -1,6 +1,6 @@
 // Parses supervise's command line (node:util parseArgs) into checked, typed options.
 import { parseArgs } from 'node:util';
-import { APPROVING_PROTOCOLS, CONNECT_PROTOCOLS, PROTOCOLS } from '../api/registry.js';
+import { APPROVING_PROTOCOLS, CONNECT_PROTOCOLS, PROTOCOLS, protocolHint } from '../api/registry.js';
 import type { ConnectProtocolName, ProtocolName } from '../api/registry.js';
 import type { BudgetLimits, SandboxOptions, TreeLimits } from '../api/types.js';
 import { APPROVE_MODES } from './approval-policy.js';
@@ -368,6 +368,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       `unexpected argument "${strayPositional.value}" before '--'; the child command goes after '--', as in: supervise --task '...' -- ${exampleCommand(parsed.values.protocol)}`,
     );
   }
+  // The protocol first: a misspelt one would otherwise surface as a missing command.
+  if (values.protocol !== undefined && !(PROTOCOL_NAMES as readonly string[]).includes(values.protocol)) {
+    const hint = protocolHint(values.protocol, PROTOCOL_NAMES);
+    throw new UsageError(`--protocol "${values.protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}${hint}${hint.endsWith('?') ? '' : '.'}`);
+  }
   const [given = '', ...args] = positionals;
   const url = nonEmpty('url', values.url);
   const socketPath = nonEmpty('socket', values.socket);
@@ -407,9 +412,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     throw new UsageError(`--output "${output}" is not one of ${OUTPUT_MODES.join(', ')}.`);
   }
   const protocol = values.protocol ?? 'fen';
-  if (!(PROTOCOL_NAMES as readonly string[]).includes(protocol)) {
-    throw new UsageError(`--protocol "${protocol}" is not one of ${PROTOCOL_NAMES.join(', ')}.`);
-  }
   checkDaemonOptions(values, protocol, url, connect);
   const controls = nonEmpty('controls', values.controls);
   if (controls === '-' && values.task === undefined && values['task-file'] === undefined) {

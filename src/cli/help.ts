@@ -15,7 +15,7 @@ function section(title: string, rows: readonly HelpRow[]): string {
 
 /** What supervise prints (on stderr, exit 2) when it is run without any argument. */
 export function usageText(): string {
-  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
+  return `supervise: run a child agent (Fen, Claude Code, Codex, an ACP agent such as Gemini CLI, Fa, fuseraft, mew), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]
@@ -29,7 +29,7 @@ Run 'supervise --help' for the options and exit codes.
 
 export function helpText(): string {
   const exitCodes = EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
-  return `supervise: run a child agent over Fen's wire protocol (or Fa's HEP), watch it, steer it, get its answer.
+  return `supervise: run a child agent (Fen, Claude Code, Codex, an ACP agent such as Gemini CLI, Fa, fuseraft, mew), watch it, steer it, get its answer.
 
 Usage:
   supervise [options] -- <child command> [args...]

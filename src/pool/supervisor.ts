@@ -49,6 +49,8 @@ import type {
 } from './types.js';
 
 const MODE_STRENGTH: Record<ShutdownMode, number> = { finalize: 0, cancel: 1, kill: 2 };
+const SHUTDOWN_OPTION_KEYS = Object.keys({ mode: true, graceMs: true } satisfies Record<keyof ShutdownOptions, true>);
+const EVENTS_OPTION_KEYS = Object.keys({ untilIdle: true } satisfies Record<keyof PoolEventsOptions, true>);
 /** The rate-limit gate of a pool without `rateLimitKey`, and of re-attached runs. */
 const DEFAULT_GATE = 'default';
 /** Warm children start behind every run waiting for a slot (a run's priority is finite). */
@@ -242,12 +244,16 @@ class PoolSupervisor extends GuardedEmitter<SupervisorEvents> implements Supervi
   }
 
   events(options: PoolEventsOptions = {}): StreamIterator<PoolEvent> {
+    if (typeof options !== 'object' || options === null) throw new TypeError('events needs an options object (or none)');
+    refuseUnknownKeys(options, EVENTS_OPTION_KEYS, 'sup.events()');
     const queue = this.#taps.open(options.untilIdle === true);
     for (const run of this.#live.keys()) run.startPump();
     return queue;
   }
 
   shutdown(options: ShutdownOptions = {}): Promise<SupervisorCounts> {
+    if (typeof options !== 'object' || options === null) throw new TypeError("shutdown takes an options object ({ mode, graceMs }), as in shutdown({ mode: 'kill' })");
+    refuseUnknownKeys(options, SHUTDOWN_OPTION_KEYS, 'sup.shutdown()');
     const mode = options.mode ?? 'finalize';
     if (!(mode in MODE_STRENGTH)) throw new TypeError(`options.mode must be 'finalize', 'cancel' or 'kill', not ${String(mode)}`);
     const { graceMs } = options;

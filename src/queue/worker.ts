@@ -116,6 +116,9 @@ class QueueWorkerImpl extends EventEmitter<QueueWorkerEvents> implements QueueWo
   }
 
   close(mode: WorkerShutdownMode = this.#shutdown): Promise<void> {
+    if (mode !== 'finish' && mode !== 'hand-back') {
+      return Promise.reject(new TypeError(`close(mode): mode must be 'finish' or 'hand-back', not ${JSON.stringify(mode)}`));
+    }
     if (mode === 'hand-back') this.#handBackAll();
     this.#closing ??= this.#close(mode);
     return this.#closing;

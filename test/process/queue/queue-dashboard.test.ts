@@ -57,6 +57,8 @@ describe.skipIf(!haveRedis())('a queue dashboard', () => {
     } finally {
       await dash.close();
       await Promise.all([enqueuer.close(), watcher.close()]);
+      // A misspelt mode is refused (it would otherwise close in the default mode), and the worker still closes.
+      await expect(worker.close('hand-bak' as never)).rejects.toThrow(`close(mode): mode must be 'finish' or 'hand-back', not "hand-bak"`);
       await worker.close();
     }
   });

@@ -40,6 +40,10 @@ describe('unknown option keys are refused with the name meant', () => {
     expect(() => sup.spawn({ taks: 'x' } as never)).toThrow(refused('sup.spawn', 'options.taks', 'task'));
     expect(() => sup.spawn({ priorty: 1 } as never)).toThrow(refused('sup.spawn', 'options.priorty', 'priority'));
     await expect(sup.serveDashboard({ prot: 0 } as never)).rejects.toThrow(refused('serveDashboard', 'options.prot', 'port'));
+    expect(() => sup.events({ untilIdel: true } as never)).toThrow(refused('sup.events()', 'options.untilIdel', 'untilIdle'));
+    // A misspelt mode would otherwise shut down in the default mode, not the one asked for.
+    expect(() => sup.shutdown({ mod: 'kill' } as never)).toThrow(refused('sup.shutdown()', 'options.mod', 'mode'));
+    expect(() => sup.shutdown('kill' as never)).toThrow("shutdown takes an options object ({ mode, graceMs }), as in shutdown({ mode: 'kill' })");
     await sup.shutdown();
   });
 

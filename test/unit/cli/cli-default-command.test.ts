@@ -22,3 +22,14 @@ describe('a command line with no child command', () => {
     expect(() => parseCommandLine(argv)).toThrow(`no child command; give it after '--', as in: supervise --task '...' -- ${example}`);
   });
 });
+
+describe('an unknown --protocol', () => {
+  it.each([
+    ['claude', "claude is driven by protocol 'claude-code'."],
+    ['gemini', "gemini is driven by protocol 'acp'."],
+    ['codx', "did you mean 'codex'?"],
+  ])('%s is refused first, even without a command, saying what was meant', (protocol, hint) => {
+    expect(() => parseCommandLine(['--protocol', protocol, '--task', 'x'])).toThrow(`--protocol "${protocol}" is not one of`);
+    expect(() => parseCommandLine(['--protocol', protocol, '--task', 'x'])).toThrow(hint);
+  });
+});
