@@ -7,12 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveRedis } from '../helpers/redis-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
-
+// Made in a hook, not while vitest collects: a run that only lists or filters the tests runs no hook to remove it.
+let outDir: string;
+beforeAll(() => {
+  outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+});
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 interface BenchRow {

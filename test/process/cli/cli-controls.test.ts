@@ -5,12 +5,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../../../src/testing/index.js';
 import { fakeSet, jsonLines, ROOT, runCli, startCli, survivorsOf, waitForStderr } from '../../helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'cli-controls-test-'));
+// Made in a hook, not while vitest collects: a run that only lists or filters the tests runs no hook to remove it.
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'cli-controls-test-'));
+});
 const { fake, cleanup: cleanupFakes } = fakeSet();
 
 afterAll(() => {

@@ -7,14 +7,18 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../../../src/testing/index.js';
 import { runMain, runMainWithEnv } from '../../helpers/cli-main.js';
 import { CLI, fakeSet, hasScript, jsonLines, runCli, survivorsOf } from '../../helpers/cli-run.js';
 import type { CliFake, CliResult } from '../../helpers/cli-run.js';
 
 const execFileAsync = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'cli-output-test-'));
+// Made in a hook, not while vitest collects: a run that only lists or filters the tests runs no hook to remove it.
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'cli-output-test-'));
+});
 const { fake, cleanup: cleanupFakes } = fakeSet();
 
 afterAll(() => {

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KNOWN_AGENT_EVENT_TYPES } from '../../../src/agent/known-events.js';
 import { OPTION_SPEC, PROTOCOL_NAMES } from '../../../src/cli/args.js';
 import { DEMO_README_OPENING, DEMO_README_SECTIONS } from '../../../src/testing/builtins.js';
@@ -81,22 +81,26 @@ describe('code blocks in README.md and docs/', () => {
 });
 
 describe('blocks run by this test', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'subvisor-docs-'));
+  // Made in a hook, not while vitest collects: a run that only lists or filters the tests runs no hook to remove it.
+  let scratch: string;
+  let bin: string;
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'subvisor-docs-'));
+    // The bins as an installed package would put them on PATH.
+    bin = join(scratch, 'bin');
+    mkdirSync(bin);
+    for (const [name, script] of [
+      ['supervise', 'dist/cli/supervise.js'],
+      ['subvisor-fake-child', 'dist/testing/fake-child.js'],
+      ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
+      ['subvisor-fake-fuseraft', 'dist/testing/fake-fuseraft.js'],
+    ] as const) {
+      const path = join(bin, name);
+      writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);
+      chmodSync(path, 0o755);
+    }
+  });
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-  // The bins as an installed package would put them on PATH.
-  const bin = join(scratch, 'bin');
-  mkdirSync(bin);
-  for (const [name, script] of [
-    ['supervise', 'dist/cli/supervise.js'],
-    ['subvisor-fake-child', 'dist/testing/fake-child.js'],
-    ['subvisor-fake-fa', 'dist/testing/fake-fa.js'],
-    ['subvisor-fake-fuseraft', 'dist/testing/fake-fuseraft.js'],
-  ] as const) {
-    const path = join(bin, name);
-    writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(root, script)}" "$@"\n`);
-    chmodSync(path, 0o755);
-  }
 
   const runnable = blocks.filter((block) => RUN.test(firstLine(block)));
   it('found blocks to run', () => {

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnRun } from '../../../src/index.js';
 import type { RunEvent } from '../../../src/index.js';
 import { TextAssembler } from '../../../src/run/text-stream.js';
@@ -65,7 +65,11 @@ describe('TextAssembler', () => {
 });
 
 describe('run.text() through real fake children', () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'run-text-'));
+  // Made in a hook, not while vitest collects: a run that only lists or filters the tests runs no hook to remove it.
+  let stateDir: string;
+  beforeAll(() => {
+    stateDir = mkdtempSync(join(tmpdir(), 'run-text-'));
+  });
   const fakes: FakeChild[] = [];
   afterAll(() => {
     for (const fake of fakes) fake.cleanup();
