@@ -6,7 +6,7 @@ import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { spawnRun } from '../../../src/index.js';
 import type { Outcome, Run, RunOptions } from '../../../src/index.js';
 import { findProgram } from '../../../src/process/confinement.js';
@@ -141,6 +141,8 @@ describe.skipIf(bwrap === undefined)('sandbox', () => {
     const parent = spawn(process.execPath, [join(helpers, 'sandbox-parent.mjs'), stateDir, tempDir('subvisor-sandbox-cwd-')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     parent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A parent that never got its run going is not left behind when the test fails.
+    onTestFinished(() => void parent.kill('SIGKILL'));
     const ready = await new Promise<{ pid: number; token: string }>((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`no READY: ${stderr}`)), BOUND_MS);
