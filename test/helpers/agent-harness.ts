@@ -57,7 +57,8 @@ export interface AgentHarness {
   liveProcesses(): number[];
 }
 
-function taggedProcesses(tag: string): number[] {
+/** The live processes (zombies aside) whose environment holds the entry `tag` (`NAME=value`), re-parented ones too. */
+export function taggedProcesses(tag: string): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;

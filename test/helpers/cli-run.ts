@@ -63,10 +63,19 @@ export function runCli(args: readonly string[], options: StartOptions = {}): Pro
 }
 
 /** Resolves once `predicate(stderr)` holds, polling; rejects after `timeoutMs`. */
-export async function waitForStderr(run: CliRun, predicate: (stderr: string) => boolean, timeoutMs = 20_000): Promise<void> {
+export function waitForStderr(run: CliRun, predicate: (stderr: string) => boolean, timeoutMs = 20_000): Promise<void> {
+  return waitForOutput('stderr', () => run.stderrSoFar(), predicate, timeoutMs);
+}
+
+/** Resolves once `predicate(stdout)` holds, polling; rejects after `timeoutMs`. */
+export function waitForStdout(run: CliRun, predicate: (stdout: string) => boolean, timeoutMs = 20_000): Promise<void> {
+  return waitForOutput('stdout', () => run.stdoutSoFar(), predicate, timeoutMs);
+}
+
+async function waitForOutput(name: string, soFar: () => string, predicate: (text: string) => boolean, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while (!predicate(run.stderrSoFar())) {
-    if (Date.now() > until) throw new Error(`timed out waiting on stderr; stderr so far:\n${run.stderrSoFar()}`);
+  while (!predicate(soFar())) {
+    if (Date.now() > until) throw new Error(`timed out waiting on ${name}; ${name} so far:\n${soFar()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -11,7 +11,7 @@ import { parseTaskLine } from '../../../src/cli/task-line.js';
 import { fakeChild, liveFakeProcesses, waitUntilGone } from '../../../src/testing/index.js';
 import type { Scenario } from '../../../src/testing/index.js';
 import { runMain, runMainWithEnv } from '../../helpers/cli-main.js';
-import { CLI, hasScript, jsonLines, runCli, startCli, waitForStderr } from '../../helpers/cli-run.js';
+import { CLI, hasScript, jsonLines, runCli, startCli, waitForStderr, waitForStdout } from '../../helpers/cli-run.js';
 import { cleanupPoolKit, liveTrees, sampleLiveTrees } from '../../helpers/pool-kit.js';
 
 /** One fake child whose scenario each task picks through its env (`SUBVISOR_FAKE_SCENARIO`). */
@@ -212,11 +212,7 @@ describe('supervise --tasks', () => {
     await waitForStderr(run, (stderr) => stderr.includes('rate-limited'));
     expect(run.stderrSoFar()).toMatch(/supervise: rate-limited \(HTTP 429 error from run [\w-]+\): no task starts before \d\d:\d\d:\d\d\n/);
     // The gate shuts as the error is read, while the first task still ends its turn: its outcome line comes first.
-    const until = Date.now() + 20_000;
-    while (!run.stdoutSoFar().includes('"id":"first"')) {
-      if (Date.now() > until) throw new Error(`no outcome line of the first task; stdout so far:\n${run.stdoutSoFar()}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitForStdout(run, (stdout) => stdout.includes('"id":"first"'));
     run.process.kill('SIGINT');
     const result = await run.result;
     expect(result.code).toBe(130);

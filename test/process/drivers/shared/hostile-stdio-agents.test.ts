@@ -3,13 +3,15 @@
 // crashes mid-line, one that writes garbage and exits. Each cell: exactly one outcome within its bound, never done,
 // the last event the one exit with the outcome's status, and nothing of the tree left.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnRun } from '../../../../src/index.js';
 import type { Outcome, RunEvent, RunOptions } from '../../../../src/index.js';
+import { waitUntilGone } from '../../../../src/testing/index.js';
+import { taggedProcesses } from '../../../helpers/agent-harness.js';
 
 const AGENT = fileURLToPath(new URL('../../../helpers/hostile-stdio-agent.mjs', import.meta.url));
 const TAG = 'SUBVISOR_HOSTILE_AGENT';
@@ -20,32 +22,6 @@ const scratch: string[] = [];
 afterEach(() => {
   for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** The live processes carrying `tag` in their environment (re-parented ones too). */
-function tagged(tag: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`${TAG}=${tag}`)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')}`);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-async function treeGone(tag: string, waitMs: number): Promise<string[]> {
-  const until = Date.now() + waitMs;
-  let live = tagged(tag);
-  while (live.length > 0 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    live = tagged(tag);
-  }
-  return live;
-}
 
 /** Runs the hostile agent under `protocol` doing `behaviour`; the invariants of every cell are checked here. */
 async function hostileRun(protocol: 'codex' | 'claude-code' | 'acp', behaviour: string, extra: Partial<RunOptions> = {}): Promise<{ outcome: Outcome; events: RunEvent[] }> {
@@ -76,7 +52,7 @@ async function hostileRun(protocol: 'codex' | 'claude-code' | 'acp', behaviour: 
   expect(outcome.status).not.toBe('done');
   expect(events.filter((event) => event.type === 'exit')).toHaveLength(1);
   expect(events.at(-1)).toMatchObject({ type: 'exit', status: outcome.status });
-  expect(await treeGone(tag, 10_000)).toEqual([]);
+  expect(await waitUntilGone(() => taggedProcesses(`${TAG}=${tag}`), 10_000)).toEqual([]);
   expect(readdirSync(stateDir)).toEqual([]);
   return { outcome, events };
 }
