@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
 import { ROOT, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
+import { GONE_BOUND_MS, alternateSides, readings, sdkAbort, since, subvisorCancel } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const CLAUDE = join(AGENTS, 'node_modules', '.bin', 'claude');
@@ -71,20 +71,12 @@ async function sdkTurn(query, env, cwd) {
   return { init, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function sdkAbort(query, env, cwd, tag) {
+function sdkStop(query, env, cwd, tag) {
   const abortController = new AbortController();
   const messages = query({ prompt: 'Sleep', options: { pathToClaudeCodeExecutable: CLAUDE, env, cwd, includePartialMessages: true, canUseTool: allow, abortController } });
-  const drained = (async () => {
-    try {
-      for await (const _message of messages);
-    } catch {
-      // the abort ends the iteration with an AbortError
-    }
-  })();
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => abortController.abort());
-  await drained;
-  return { ...measured, status: 'aborted' };
+  return sdkAbort(tag, async () => {
+    for await (const _message of messages);
+  }, () => abortController.abort());
 }
 
 export async function run(options = {}) {
@@ -101,7 +93,7 @@ export async function run(options = {}) {
     answerTurn: ANSWER_TURN,
     sleepTurn: SLEEP_TURN,
     turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(query, env, cwd) },
-    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'claude-code', command: CLAUDE, env, cwd }, tag), sdk: (env, cwd, tag) => sdkAbort(query, env, cwd, tag) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'claude-code', command: CLAUDE, env, cwd }, tag), sdk: (env, cwd, tag) => sdkStop(query, env, cwd, tag) },
   });
 
   const sdkName = 'Claude Agent SDK query()';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnRun } from 'subvisor';
 import { ROOT, row, sized } from './lib/harness.mjs';
-import { GONE_BOUND_MS, alternateSides, caseRuns, readings, since, subvisorCancel, untilGone } from './lib/agent-cases.mjs';
+import { GONE_BOUND_MS, alternateSides, readings, sdkAbort, since, subvisorCancel } from './lib/agent-cases.mjs';
 
 const AGENTS = join(ROOT, '.agents');
 const CODEX = join(AGENTS, 'node_modules', '.bin', 'codex');
@@ -68,21 +68,13 @@ async function sdkTurn(Codex, env, cwd) {
   return { ready, first, turn, done, cpuMs: (used.user + used.system) / 1000, cpuPerEventUs: (used.user + used.system) / events, events };
 }
 
-async function sdkAbort(Codex, env, cwd, tag) {
+function sdkStop(Codex, env, cwd, tag) {
   const controller = new AbortController();
   const thread = new Codex({ codexPathOverride: CODEX, env }).startThread({ ...SDK_THREAD, workingDirectory: cwd });
-  const drained = (async () => {
-    try {
-      const { events } = await thread.runStreamed('Sleep', { signal: controller.signal });
-      for await (const _event of events);
-    } catch {
-      // the abort ends the iteration with an AbortError
-    }
-  })();
-  await caseRuns(tag, 'sleep');
-  const measured = await untilGone(tag, () => controller.abort());
-  await drained;
-  return { ...measured, status: 'aborted' };
+  return sdkAbort(tag, async () => {
+    const { events } = await thread.runStreamed('Sleep', { signal: controller.signal });
+    for await (const _event of events);
+  }, () => controller.abort());
 }
 
 export async function run(options = {}) {
@@ -99,7 +91,7 @@ export async function run(options = {}) {
     answerTurn: ANSWER_TURN,
     sleepTurn: SLEEP_TURN,
     turn: { subvisor: subvisorTurn, sdk: (env, cwd) => sdkTurn(Codex, env, cwd) },
-    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'codex', command: CODEX, env, cwd }, tag), sdk: (env, cwd, tag) => sdkAbort(Codex, env, cwd, tag) },
+    stop: { subvisor: (env, cwd, tag) => subvisorCancel({ protocol: 'codex', command: CODEX, env, cwd }, tag), sdk: (env, cwd, tag) => sdkStop(Codex, env, cwd, tag) },
   });
 
   const sdkName = 'Codex SDK (codex exec --experimental-json)';

@@ -91,6 +91,19 @@ export async function subvisorCancel(options, tag) {
 }
 
 /**
+ * An SDK's side of a stop: `consume()` drives the SDK's turn (its task `Sleep`), `abort()` is fired once the case's
+ * `sleep` runs, and the time until the tree is gone is measured.
+ */
+export async function sdkAbort(tag, consume, abort) {
+  // The abort ends the SDK's iteration with an AbortError.
+  const drained = consume().catch(() => undefined);
+  await caseRuns(tag, 'sleep');
+  const measured = await untilGone(tag, abort);
+  await drained;
+  return { ...measured, status: 'aborted' };
+}
+
+/**
  * The two sides of an agent's benchmark (`subvisor` and the agent's own SDK), alternating which goes first: `samples`
  * turns answering `answerTurn` (`turn[side](env, cwd)`), then `cancels` stops of a command `sleepTurn` runs
  * (`stop[side](env, cwd, tag)`), each case in a cwd of its own with a tagged environment, fakeModel set up for `agent`.
