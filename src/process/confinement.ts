@@ -1,5 +1,5 @@
 // The command line that starts a child confined: its rlimits set before exec (util-linux prlimit), inside a bubblewrap sandbox, with the sandbox's private tmp.
-import { accessSync, constants, lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 
 /** The child's own rlimits (each process of the tree inherits them and counts against its own). */
@@ -16,6 +16,11 @@ export interface SandboxSpec {
   writable: readonly string[];
   /** `true`: the host's network; `false`: a network namespace of its own (a private loopback, nothing else). */
   network: boolean;
+  /**
+   * Paths that stay readable although they are under the host's `/tmp`, which the private tmp hides: subvisor's
+   * own package, whose programs (the fake children) a sandboxed run may start. Elsewhere they are readable anyway.
+   */
+  readable: readonly string[];
   /** Where the sandbox's private tmp directory is made (removed at the end of the run). */
   scratchParent: string;
 }
@@ -81,7 +86,8 @@ export function confine(command: string, args: readonly string[], env: Record<st
     const writable = sandbox.writable.map((path) => existingPath(resolve(cwd, path)));
     scratchDir = mkdtempSync(join(sandbox.scratchParent, SCRATCH_PREFIX));
     extraEnv['TMPDIR'] = scratchDir;
-    argv = [bwrap, ...bwrapArgs(existingPath(cwd), writable, scratchDir, sandbox.network), '--', ...argv];
+    const readable = sandbox.readable.filter((path) => existsSync(path)).map((path) => realpathSync(path));
+    argv = [bwrap, ...bwrapArgs(existingPath(cwd), readable, writable, scratchDir, sandbox.network), '--', ...argv];
   }
   const limits = rlimitArgs(rlimits);
   if (limits.length > 0) {
@@ -106,14 +112,16 @@ function rlimitArgs(rlimits: ChildRlimits | undefined): string[] {
 /**
  * bubblewrap's options: `/` read-only; a fresh `/dev` and a `/proc` of the sandbox's own pid namespace;
  * the private tmp at `/tmp` and at its own path (TMPDIR names it, so a file the child names there, such as
- * Fen's `final-text-path`, is the same file for the parent); the writable paths read-write at their own
- * place; the child killed with its parent; a pid namespace (when its init dies the kernel kills every
+ * Fen's `final-text-path`, is the same file for the parent); the readable paths under the host's `/tmp`
+ * read-only again at their own place (before the writable ones, which may lie inside them); the writable
+ * paths read-write at their own place; the child killed with its parent; a pid namespace (when its init dies the kernel kills every
  * process in it, so nothing of the tree outlives bubblewrap); a network namespace unless `network`.
  */
-function bwrapArgs(cwd: string, writable: readonly string[], scratchDir: string, network: boolean): string[] {
+function bwrapArgs(cwd: string, readable: readonly string[], writable: readonly string[], scratchDir: string, network: boolean): string[] {
   const args = ['--die-with-parent', '--unshare-pid'];
   if (!network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', scratchDir, '/tmp', '--bind', scratchDir, scratchDir);
+  for (const path of readable) if (path === '/tmp' || path.startsWith('/tmp/')) args.push('--ro-bind', path, path);
   for (const path of writable) args.push('--bind', path, path);
   args.push('--chdir', cwd);
   return args;

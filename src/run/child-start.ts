@@ -8,6 +8,7 @@ import type { Launch, ProcessPlan } from '../protocol/driver.js';
 import type { AttachTarget, ResolvedRunOptions } from '../protocol/resolved-options.js';
 import { DurableTenure } from './durable-tenure.js';
 import { rlimitsOf } from './tree-limiter.js';
+import { packageRoot } from '../text/package-version.js';
 
 /** Environment variable whose unique value marks every process of one run's tree. */
 const TREE_MARKER_ENV = 'SUBVISOR_TREE';
@@ -79,6 +80,7 @@ export function startChild(
           sandbox: {
             writable: [options.cwd ?? globalThis.process.cwd(), ...(run.channelDir === '' ? [] : [run.channelDir]), ...sandbox.writable],
             network: sandbox.network,
+            readable: [packageRoot()].filter((path): path is string => path !== undefined),
             scratchParent: options.stateDir,
           },
         }),

@@ -1,6 +1,6 @@
 // sandbox: the child under bubblewrap on real processes: what it may write and reach, Fen's files and answer through it, HEP's cancel below the wrappers, the kill ladder and a parent killed with SIGKILL.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { spawnRun } from '../../../src/index.js';
 import type { Outcome, Run, RunOptions } from '../../../src/index.js';
-import { findProgram } from '../../../src/process/confinement.js';
+import { confine, findProgram, removeScratch } from '../../../src/process/confinement.js';
 import { fakeChild, fakeFa, liveFakeProcesses, waitUntilGone } from '../../../src/testing/index.js';
 import { builtScript } from '../../../src/testing/kit.js';
 import { isAlive } from '../../../src/testing/liveness.js';
@@ -162,6 +162,26 @@ describe.skipIf(bwrap === undefined)('sandbox', () => {
     const deadline = Date.now() + BOUND_MS;
     while (readdirSync(stateDir).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(readdirSync(stateDir), 'the run directory and the private tmp, removed by the watchdog').toEqual([]);
+  });
+
+  it("subvisor's own package stays readable when it lies under the host's /tmp (the private tmp hides the rest), before the writable paths", () => {
+    const cwd = tempDir('subvisor-sandbox-cwd-');
+    const underTmp = mkdtempSync('/tmp/subvisor-readable-');
+    onTestFinished(() => rmSync(underTmp, { recursive: true, force: true }));
+    const confined = confine(process.execPath, ['-e', ''], { PATH: process.env['PATH'] ?? '' }, cwd, undefined, {
+      writable: [cwd],
+      network: false,
+      readable: [underTmp, '/usr', '/nonexistent/subvisor'],
+      scratchParent: tempDir('subvisor-sandbox-state-'),
+    });
+    onTestFinished(() => removeScratch(confined.scratchDir!));
+    const args = confined.args.join(' ');
+    // A path outside /tmp is visible anyway (not bound again); one that does not exist is left out.
+    expect(args).not.toContain('--ro-bind /usr /usr');
+    expect(args).not.toContain('/nonexistent/subvisor');
+    const readable = args.indexOf(`--ro-bind ${underTmp} ${underTmp}`);
+    expect(readable).toBeGreaterThan(args.indexOf(`--bind ${confined.scratchDir} /tmp`));
+    expect(readable).toBeLessThan(args.indexOf(`--bind ${realpathSync(cwd)} ${realpathSync(cwd)}`));
   });
 
   it('without bwrap on the PATH the run never starts: spawn-failed, naming the install, nothing left', async () => {
